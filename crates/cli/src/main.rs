@@ -1,1 +1,92 @@
-fn main() {}
+//! `tollgate`: the command-line interface.
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use tollgate_core::{DispatchMode, builtin_mode};
+use tollgate_protocol::schema::{hook_run_schema, outcome_schema, payload_schema};
+use tollgate_protocol::{ALIASES, BUILTIN_EVENTS};
+
+/// tollgate: a hook engine for LLM-agent runtimes.
+///
+/// When an agent proposes an action (call a tool, start a sub-agent, end a session), tollgate
+/// runs the hooks registered for that lifecycle event and folds their answers into one
+/// decision: allow, deny, ask a human, rewrite the arguments or the result, add context.
+#[derive(Debug, Parser)]
+#[command(name = "tollgate", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the lifecycle events: canonical name, accepted aliases, and how their hooks run.
+    Events,
+    /// Print the JSON Schema of what hooks receive (payload) or may answer (outcome).
+    Schema {
+        /// Which schema.
+        #[arg(value_enum)]
+        which: SchemaKind,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    /// What a hook receives.
+    Payload,
+    /// What a command or http hook may answer.
+    Outcome,
+    /// One hook run as written to a trace.
+    HookRun,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let mut out = std::io::stdout().lock();
+    match cli.command {
+        None => {
+            use clap::CommandFactory;
+            Cli::command().print_help()?;
+        }
+        Some(Command::Events) => print_events(&mut out)?,
+        Some(Command::Schema { which }) => {
+            let schema = match which {
+                SchemaKind::Payload => payload_schema(),
+                SchemaKind::Outcome => outcome_schema(),
+                SchemaKind::HookRun => hook_run_schema(),
+            };
+            writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
+        }
+    }
+    Ok(())
+}
+
+fn print_events(out: &mut impl Write) -> Result<()> {
+    writeln!(out, "{:<24} {:<13} ALIASES", "EVENT", "HOOKS RUN")?;
+    for event in BUILTIN_EVENTS {
+        let aliases: Vec<&str> = ALIASES
+            .iter()
+            .filter(|(_, e)| *e == event)
+            .map(|(alias, _)| *alias)
+            .collect();
+        let mode = match builtin_mode(&event) {
+            DispatchMode::Blocking | DispatchMode::Result => "sequentially",
+            DispatchMode::Notification => "concurrently",
+        };
+        writeln!(
+            out,
+            "{:<24} {:<13} {}",
+            event.as_str(),
+            mode,
+            aliases.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<24} {:<13} (custom events; declared blocking ones run sequentially)",
+        "custom:<name>", "concurrently"
+    )?;
+    Ok(())
+}

@@ -5,7 +5,9 @@
 #[non_exhaustive]
 pub enum ProtocolError {
     /// A name that is neither a canonical event name, an alias, nor `custom:<name>`.
-    #[error("unknown event `{0}` (expected a canonical name such as `pre_tool_use`, an alias such as `PreToolUse`, or `custom:<name>`)")]
+    #[error(
+        "unknown event `{0}` (expected a canonical name such as `pre_tool_use`, an alias such as `PreToolUse`, or `custom:<name>`)"
+    )]
     UnknownEvent(String),
     /// A custom event name that is empty, too long, or holds a character outside `[A-Za-z0-9_.:-]`.
     #[error("invalid custom event name `{0}` (1-128 bytes of [A-Za-z0-9_.:-])")]

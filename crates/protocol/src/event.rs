@@ -189,7 +189,12 @@ impl FromStr for Event {
         BUILTIN_EVENTS
             .iter()
             .find(|event| event.as_str() == s)
-            .or_else(|| ALIASES.iter().find(|(alias, _)| *alias == s).map(|(_, e)| e))
+            .or_else(|| {
+                ALIASES
+                    .iter()
+                    .find(|(alias, _)| *alias == s)
+                    .map(|(_, e)| e)
+            })
             .cloned()
             .ok_or_else(|| ProtocolError::UnknownEvent(s.to_owned()))
     }
@@ -240,7 +245,14 @@ mod tests {
 
     #[test]
     fn unknown_and_malformed_names_are_errors() {
-        for bad in ["pretooluse", "PRE_TOOL_USE", "", "custom:", "custom:a b", "custom:é"] {
+        for bad in [
+            "pretooluse",
+            "PRE_TOOL_USE",
+            "",
+            "custom:",
+            "custom:a b",
+            "custom:é",
+        ] {
             assert!(bad.parse::<Event>().is_err(), "{bad:?} parsed");
         }
     }

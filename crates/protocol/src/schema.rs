@@ -46,7 +46,11 @@ pub fn payload_schema() -> Value {
         })
         .collect();
     let custom_name = json!({"type": "string", "pattern": "^custom:[A-Za-z0-9_.:-]{1,128}$"});
-    variants.push(variant(custom_name, &common, &object_schema::<CustomWire>()));
+    variants.push(variant(
+        custom_name,
+        &common,
+        &object_schema::<CustomWire>(),
+    ));
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Payload",

@@ -20,9 +20,9 @@ pub use outcome::{
     OutcomeWire, SideEffectWire,
 };
 pub use payload::{
-    ApprovalCorrectionWire, CommonWire, CustomWire, FieldsWire, PayloadWire, SessionEndWire,
-    SessionEndStatusWire, SubagentCancelWire, SubagentStartWire, SubagentStatusWire, SubagentStopWire, ToolCallWire, ToolCancelledWire,
-    ToolFailureWire, ToolResultWire, UserTurnWire,
+    ApprovalCorrectionWire, CommonWire, CustomWire, FieldsWire, PayloadWire, SessionEndStatusWire,
+    SessionEndWire, SubagentCancelWire, SubagentStartWire, SubagentStatusWire, SubagentStopWire,
+    ToolCallWire, ToolCancelledWire, ToolFailureWire, ToolResultWire, UserTurnWire,
 };
 
 /// An object with no fields of its own (the fields of `session_start`).

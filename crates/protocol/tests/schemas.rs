@@ -17,7 +17,10 @@ fn schema_dir() -> PathBuf {
 
 fn check(file: &str, generated: &Value) {
     let path = schema_dir().join(file);
-    let text = format!("{}\n", serde_json::to_string_pretty(generated).unwrap_or_default());
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(generated).unwrap_or_default()
+    );
     if std::env::var_os("TOLLGATE_BLESS").is_some() {
         std::fs::create_dir_all(schema_dir()).ok();
         std::fs::write(&path, &text).ok();
@@ -56,8 +59,18 @@ fn payload_schema_has_one_variant_per_event_plus_custom() {
         .find(|v| v["properties"]["event"]["const"] == "subagent_stop")
         .cloned()
         .unwrap_or_default();
-    for field in ["task_id", "agent_type", "success", "status", "duration_seconds", "trace_id"] {
-        assert!(stop["properties"].get(field).is_some(), "subagent_stop lacks {field}");
+    for field in [
+        "task_id",
+        "agent_type",
+        "success",
+        "status",
+        "duration_seconds",
+        "trace_id",
+    ] {
+        assert!(
+            stop["properties"].get(field).is_some(),
+            "subagent_stop lacks {field}"
+        );
     }
     assert_eq!(stop["additionalProperties"], json!(false));
 }
@@ -87,14 +100,38 @@ fn every_event_round_trips_through_the_wire() {
         with_common("session_start", json!({})),
         with_common("session_end", json!({"status":"turn_limit"})),
         with_common("user_turn", json!({"prompt":"hi"})),
-        with_common("pre_tool_use", json!({"tool_name":"t","tool_call_id":"c","tool_input":{"a":1}})),
-        with_common("post_tool_use", json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"tool_result":"ok"})),
-        with_common("post_tool_use_failure", json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"error":"boom"})),
-        with_common("post_tool_use_cancelled", json!({"tool_name":"t","tool_call_id":"c","tool_input":{}})),
-        with_common("subagent_start", json!({"task_id":"k","agent_type":"researcher","task_description":"look"})),
-        with_common("subagent_stop", json!({"task_id":"k","agent_type":"researcher","success":false,"status":"timed_out","duration_seconds":1.5,"error":"too slow"})),
-        with_common("subagent_cancel", json!({"task_id":"k","agent_type":"researcher","reason":"user"})),
-        with_common("approval_correction", json!({"request_id":"q","tool_name":"t","tool_call_id":"c","tool_input":{"a":1},"corrected_input":{"a":2},"corrected_by":"alice"})),
+        with_common(
+            "pre_tool_use",
+            json!({"tool_name":"t","tool_call_id":"c","tool_input":{"a":1}}),
+        ),
+        with_common(
+            "post_tool_use",
+            json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"tool_result":"ok"}),
+        ),
+        with_common(
+            "post_tool_use_failure",
+            json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"error":"boom"}),
+        ),
+        with_common(
+            "post_tool_use_cancelled",
+            json!({"tool_name":"t","tool_call_id":"c","tool_input":{}}),
+        ),
+        with_common(
+            "subagent_start",
+            json!({"task_id":"k","agent_type":"researcher","task_description":"look"}),
+        ),
+        with_common(
+            "subagent_stop",
+            json!({"task_id":"k","agent_type":"researcher","success":false,"status":"timed_out","duration_seconds":1.5,"error":"too slow"}),
+        ),
+        with_common(
+            "subagent_cancel",
+            json!({"task_id":"k","agent_type":"researcher","reason":"user"}),
+        ),
+        with_common(
+            "approval_correction",
+            json!({"request_id":"q","tool_name":"t","tool_call_id":"c","tool_input":{"a":1},"corrected_input":{"a":2},"corrected_by":"alice"}),
+        ),
         with_common("custom:deploy", json!({"data":{"env":"prod"}})),
     ];
     for sample in samples {
@@ -111,7 +148,10 @@ fn aliases_are_accepted_on_input_and_canonical_on_output() {
     ));
     let payload = payload.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(payload.event(), Event::PreToolUse);
-    assert_eq!(PayloadWire::from(&payload).to_json()["event"], "pre_tool_use");
+    assert_eq!(
+        PayloadWire::from(&payload).to_json()["event"],
+        "pre_tool_use"
+    );
 }
 
 #[test]
@@ -134,15 +174,24 @@ fn subagent_stop_fields_are_validated() {
         json!({"task_id":"k","agent_type":"a","success":true,"status":"finished","duration_seconds":1.0}),
     ];
     for fields in bad {
-        assert!(parse(with_common("subagent_stop", fields.clone())).is_err(), "{fields}");
+        assert!(
+            parse(with_common("subagent_stop", fields.clone())).is_err(),
+            "{fields}"
+        );
     }
 }
 
 #[test]
 fn unknown_and_misplaced_fields_are_refused() {
-    let stray = with_common("pre_tool_use", json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"tools":"x"}));
+    let stray = with_common(
+        "pre_tool_use",
+        json!({"tool_name":"t","tool_call_id":"c","tool_input":{},"tools":"x"}),
+    );
     assert!(parse(stray).is_err());
-    let wrong_event = with_common("user_turn", json!({"tool_name":"t","tool_call_id":"c","tool_input":{}}));
+    let wrong_event = with_common(
+        "user_turn",
+        json!({"tool_name":"t","tool_call_id":"c","tool_input":{}}),
+    );
     assert!(parse(wrong_event).is_err());
     assert!(parse(json!([1, 2])).is_err());
     assert!(parse(json!({"session_id":"s"})).is_err());
@@ -158,29 +207,63 @@ fn outcome(value: Value) -> Result<Outcome, String> {
 fn native_and_claude_code_outcomes_parse() {
     let cases = [
         (json!({}), Decision::Allow),
-        (json!({"decision":"deny","reason":"no"}), Decision::deny("no")),
-        (json!({"allow":false,"error":"nope"}), Decision::deny("nope")),
-        (json!({"decision":"block","reason":"cc"}), Decision::deny("cc")),
-        (json!({"continue":false,"stopReason":"halt"}), Decision::deny("halt")),
-        (json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"check"}}), Decision::ask("check")),
-        (json!({"hookSpecificOutput":{"permissionDecision":"defer"}}), Decision::ask(tollgate_protocol::wire::DEFAULT_ASK_REASON)),
+        (
+            json!({"decision":"deny","reason":"no"}),
+            Decision::deny("no"),
+        ),
+        (
+            json!({"allow":false,"error":"nope"}),
+            Decision::deny("nope"),
+        ),
+        (
+            json!({"decision":"block","reason":"cc"}),
+            Decision::deny("cc"),
+        ),
+        (
+            json!({"continue":false,"stopReason":"halt"}),
+            Decision::deny("halt"),
+        ),
+        (
+            json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"check"}}),
+            Decision::ask("check"),
+        ),
+        (
+            json!({"hookSpecificOutput":{"permissionDecision":"defer"}}),
+            Decision::ask(tollgate_protocol::wire::DEFAULT_ASK_REASON),
+        ),
     ];
     for (wire, expected) in cases {
-        assert_eq!(outcome(wire.clone()).map(|o| o.decision), Ok(expected), "{wire}");
+        assert_eq!(
+            outcome(wire.clone()).map(|o| o.decision),
+            Ok(expected),
+            "{wire}"
+        );
     }
 }
 
 #[test]
 fn a_second_field_can_only_make_an_outcome_stricter() {
     let mixed = json!({"allow": true, "decision": "allow", "hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "cc says no"}});
-    assert_eq!(outcome(mixed).map(|o| o.decision), Ok(Decision::deny("cc says no")));
+    assert_eq!(
+        outcome(mixed).map(|o| o.decision),
+        Ok(Decision::deny("cc says no"))
+    );
 }
 
 #[test]
 fn rewrites_are_exclusive_and_consistent() {
     let args = outcome(json!({"hookSpecificOutput":{"updatedInput":{"dry_run":true}}}));
-    assert_eq!(args.map(|o| o.rewrite), Ok(Some(Rewrite::Args(json!({"dry_run":true})))));
+    assert_eq!(
+        args.map(|o| o.rewrite),
+        Ok(Some(Rewrite::Args(json!({"dry_run":true}))))
+    );
     assert!(outcome(json!({"modified_args":{},"modified_result":"x"})).is_err());
-    assert!(outcome(json!({"modified_args":{"a":1},"hookSpecificOutput":{"updatedInput":{"a":2}}})).is_err());
-    assert!(outcome(json!({"modifed_args":{}})).is_err(), "typo must not be ignored");
+    assert!(
+        outcome(json!({"modified_args":{"a":1},"hookSpecificOutput":{"updatedInput":{"a":2}}}))
+            .is_err()
+    );
+    assert!(
+        outcome(json!({"modifed_args":{}})).is_err(),
+        "typo must not be ignored"
+    );
 }

@@ -51,11 +51,7 @@ pub struct OutcomeWire {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub side_effects: Vec<SideEffectWire>,
     /// Claude Code: `false` stops the action, with `stopReason`.
-    #[serde(
-        rename = "continue",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "continue", default, skip_serializing_if = "Option::is_none")]
     pub continue_: Option<bool>,
     /// Claude Code: the reason for `continue: false`.
     #[serde(
@@ -262,7 +258,11 @@ impl TryFrom<OutcomeWire> for Outcome {
     }
 }
 
-fn same_or_conflict(field: &str, native: Option<Value>, compat: Option<Value>) -> Result<Option<Value>> {
+fn same_or_conflict(
+    field: &str,
+    native: Option<Value>,
+    compat: Option<Value>,
+) -> Result<Option<Value>> {
     match (native, compat) {
         (Some(a), Some(b)) if a != b => Err(ProtocolError::outcome(format!(
             "`{field}` and its Claude Code counterpart disagree"
@@ -295,15 +295,13 @@ fn fold_decisions(wire: &OutcomeWire, specific: &HookSpecificOutputWire) -> Deci
             reason(specific.permission_decision_reason.as_ref()),
         ));
     }
-    votes
-        .into_iter()
-        .fold(Decision::Allow, |strictest, vote| {
-            if vote.strictness() > strictest.strictness() {
-                vote
-            } else {
-                strictest
-            }
-        })
+    votes.into_iter().fold(Decision::Allow, |strictest, vote| {
+        if vote.strictness() > strictest.strictness() {
+            vote
+        } else {
+            strictest
+        }
+    })
 }
 
 fn word_decision(word: DecisionWire, reason: Option<String>) -> Decision {

@@ -1,0 +1,49 @@
+//! Prints one JSON line with the cost of a `pre_tool_use` dispatch through 100 registered
+//! no-op function hooks of which 10 match the tool:
+//! `{"hooks":100,"matching":10,"ns_per_dispatch":N}`.
+//!
+//! Run with `cargo run --release -p tollgate-core --example dispatch_bench`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Instant;
+
+#[path = "../benches/setup.rs"]
+mod setup;
+
+const HOOKS: usize = 100;
+const MATCHING: usize = 10;
+/// Measured iterations; `DISPATCH_BENCH_ITERATIONS` overrides (for profiling runs).
+fn iterations() -> u32 {
+    std::env::var("DISPATCH_BENCH_ITERATIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let dispatcher = setup::dispatcher(HOOKS, MATCHING);
+    let payload = setup::payload("bash_code_execute_tool");
+    let iterations = iterations();
+    let ns = runtime.block_on(async {
+        let check = dispatcher.dispatch(payload.clone()).await;
+        assert_eq!(
+            check.runs.len(),
+            MATCHING,
+            "the setup must match exactly {MATCHING} hooks"
+        );
+        for _ in 0..iterations / 10 {
+            std::hint::black_box(dispatcher.dispatch(payload.clone()).await);
+        }
+        let start = Instant::now();
+        for _ in 0..iterations {
+            std::hint::black_box(dispatcher.dispatch(payload.clone()).await);
+        }
+        start.elapsed().as_nanos() / u128::from(iterations)
+    });
+    println!("{{\"hooks\":{HOOKS},\"matching\":{MATCHING},\"ns_per_dispatch\":{ns}}}");
+}

@@ -1,0 +1,257 @@
+//! The dispatcher: runs the hooks of a registry for one event and folds their outcomes.
+//!
+//! See the crate documentation for the rules and a worked example.
+
+mod chain;
+mod run;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tollgate_protocol::wire::HookRunWire;
+use tollgate_protocol::{
+    Decision, Event, FailureMode, HookKind, HookSource, Payload, RunStatus, SideEffect,
+};
+
+use crate::hook::BoxFuture;
+use crate::registry::{DispatchMode, Registry};
+
+use chain::Chain;
+
+/// The policy that decides whether a (tool, arguments) pair may run at all: compliance rules, a
+/// permission engine, the shell analyzer for the bash tool. Hooks can make its verdict stricter,
+/// never looser.
+pub trait PermissionGate: Send + Sync + 'static {
+    /// Reviews one call. `Deny` refuses it, `Ask` requires a human, `Allow` lets it run.
+    ///
+    /// # Cancel safety
+    /// The future may be dropped before it completes (when the run is cancelled).
+    fn review<'a>(&'a self, tool_name: &'a str, args: &'a Value) -> BoxFuture<'a, Decision>;
+}
+
+/// Whether hooks run: an explicit run option, recorded in every [`DispatchOutcome`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HooksMode {
+    /// Hooks run (the default).
+    #[default]
+    Enforce,
+    /// Evaluation bypass: no hook runs and every dispatch says `bypassed: true`. The permission
+    /// gate still reviews tool calls: bypass turns off hooks, not policy.
+    Bypass,
+}
+
+/// Who made the final decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecidedBy {
+    /// A hook, by name.
+    Hook(Arc<str>),
+    /// The permission gate.
+    PermissionGate,
+}
+
+/// Which arguments the permission gate reviewed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewedArgs {
+    /// The arguments the model proposed.
+    Original,
+    /// The arguments after the hooks' rewrites.
+    Rewritten,
+}
+
+/// One permission-gate review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateReview {
+    /// Which arguments were reviewed.
+    pub args: ReviewedArgs,
+    /// The gate's verdict.
+    pub decision: Decision,
+}
+
+/// The record of one hook run, in run order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    /// The hook's name.
+    pub hook: Arc<str>,
+    /// Its kind.
+    pub kind: HookKind,
+    /// Where it came from.
+    pub source: HookSource,
+    /// How the run ended. Anything but `Completed` is a hook failure.
+    pub status: RunStatus,
+    /// What the run counted as: the hook's answer, `Deny` for a `fail_closed` failure, `None`
+    /// for a `fail_open` failure (skipped). A failure never shows as `Allow`.
+    pub decision: Option<Decision>,
+    /// The failure, for every status but `Completed`.
+    pub error: Option<String>,
+    /// The hook's failure mode.
+    pub failure_mode: FailureMode,
+    /// Wall time of the run.
+    pub duration: Duration,
+    /// Whether the hook rewrote the arguments or the result.
+    pub rewrote: bool,
+}
+
+impl HookRun {
+    /// The trace line for this run.
+    pub fn to_wire(&self, event: &Event) -> HookRunWire {
+        HookRunWire {
+            hook: self.hook.to_string(),
+            kind: self.kind.as_str().into(),
+            source: self.source.as_str().into(),
+            event: event.to_string(),
+            status: self.status.as_str().into(),
+            decision: self.decision.as_ref().map(|d| d.as_str().into()),
+            reason: self
+                .decision
+                .as_ref()
+                .and_then(|d| d.reason())
+                .map(Into::into),
+            error: self.error.clone(),
+            failure_mode: self.failure_mode.as_str().into(),
+            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+            rewrote: self.rewrote,
+        }
+    }
+}
+
+/// A side effect, with the hook that reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedSideEffect {
+    /// The hook's name.
+    pub hook: Arc<str>,
+    /// What it did.
+    pub effect: SideEffect,
+}
+
+/// The folded result of one dispatch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchOutcome {
+    /// The event dispatched.
+    pub event: Event,
+    /// The folded decision (strictest wins). Always `Allow` for notification events.
+    pub decision: Decision,
+    /// Who made a `Deny` or `Ask`: the first hook that denied (or asked, when none denied), or
+    /// the permission gate when its verdict was stricter.
+    pub decided_by: Option<DecidedBy>,
+    /// The final arguments, when hooks rewrote them (`pre_tool_use`). The tool must run with
+    /// these.
+    pub modified_args: Option<Value>,
+    /// The final result, when hooks rewrote it (`post_tool_use`). The model observes this.
+    pub modified_result: Option<Value>,
+    /// Context added by hooks, in run order.
+    pub additional_context: Vec<String>,
+    /// Side effects of every hook, in run order; hook failures are recorded here too
+    /// (kind `hook_failure`).
+    pub side_effects: Vec<RecordedSideEffect>,
+    /// One record per hook run, in run order.
+    pub runs: Vec<HookRun>,
+    /// The permission gate's reviews (`pre_tool_use` only).
+    pub gate_reviews: Vec<GateReview>,
+    /// Whether hooks were bypassed (evaluation bypass).
+    pub bypassed: bool,
+}
+
+impl DispatchOutcome {
+    fn new(event: Event, bypassed: bool) -> Self {
+        Self {
+            event,
+            decision: Decision::Allow,
+            decided_by: None,
+            modified_args: None,
+            modified_result: None,
+            additional_context: Vec::new(),
+            side_effects: Vec::new(),
+            runs: Vec::new(),
+            gate_reviews: Vec::new(),
+            bypassed,
+        }
+    }
+
+    /// Whether the action is denied.
+    pub fn is_denied(&self) -> bool {
+        self.decision.is_deny()
+    }
+
+    /// What the model observes instead of the tool's result when the call is denied
+    /// (denial as observation): the deny reason and who denied. `None` unless denied.
+    pub fn observation(&self) -> Option<String> {
+        let Decision::Deny { reason } = &self.decision else {
+            return None;
+        };
+        Some(match &self.decided_by {
+            Some(DecidedBy::Hook(name)) => format!("Tool call denied by hook `{name}`: {reason}"),
+            Some(DecidedBy::PermissionGate) => {
+                format!("Tool call denied by the permission gate: {reason}")
+            }
+            None => format!("Tool call denied: {reason}"),
+        })
+    }
+}
+
+/// Runs the hooks of one run's registry. Owns the registry; dropping the dispatcher drops
+/// every hook of the run.
+pub struct Dispatcher {
+    registry: Registry,
+    gate: Option<Arc<dyn PermissionGate>>,
+    mode: HooksMode,
+}
+
+impl Dispatcher {
+    /// A dispatcher over `registry`, enforcing hooks, with no permission gate.
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            registry,
+            gate: None,
+            mode: HooksMode::Enforce,
+        }
+    }
+
+    /// Attaches the permission gate that reviews `pre_tool_use` calls.
+    #[must_use]
+    pub fn with_permission_gate(mut self, gate: Arc<dyn PermissionGate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Sets whether hooks run.
+    #[must_use]
+    pub fn with_hooks_mode(mut self, mode: HooksMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Dispatches one event and folds the hooks' outcomes. Never fails: every hook failure
+    /// (deadline, panic, error, invalid output) is recorded and resolved by the hook's failure
+    /// mode.
+    ///
+    /// Must run inside a Tokio runtime with the time driver enabled (hook deadlines). Allocates
+    /// nothing when no hook matches.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops the hook that is running at that moment (its future is
+    /// dropped); hooks that have not started never start. No decision is returned, so the
+    /// caller must treat a cancelled `pre_tool_use` dispatch as "do not run the tool".
+    pub async fn dispatch(&self, payload: Arc<Payload>) -> DispatchOutcome {
+        let event = payload.event();
+        let bypassed = self.mode == HooksMode::Bypass;
+        let mut chain = Chain::new(DispatchOutcome::new(event, bypassed), payload.clone());
+        if !bypassed && let Some(hooks) = self.registry.hooks(&chain.outcome.event) {
+            match hooks.mode {
+                DispatchMode::Notification => chain.run_concurrently(hooks).await,
+                DispatchMode::Blocking | DispatchMode::Result => {
+                    chain.run_sequentially(hooks).await
+                }
+            }
+        }
+        if let Some(gate) = &self.gate {
+            chain.review(gate.as_ref(), &payload).await;
+        }
+        chain.outcome
+    }
+}

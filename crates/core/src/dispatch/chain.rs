@@ -1,0 +1,278 @@
+//! Folding hook outcomes: the waterfall, the deny short-circuit, strictest-wins, result
+//! chaining, concurrent notifications, and the permission gate's re-review.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use serde_json::json;
+use tollgate_protocol::{
+    Decision, Event, EventData, FailureMode, Outcome, Payload, Rewrite, RunStatus, SideEffect,
+};
+
+use super::run::{Settled, run, triggers};
+use super::{
+    DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
+    ReviewedArgs,
+};
+use crate::hook::HookContext;
+use crate::registry::{DispatchMode, Entry, EventHooks};
+
+/// The state of one dispatch while its hooks run.
+pub(super) struct Chain {
+    pub(super) outcome: DispatchOutcome,
+    /// The payload as rewritten so far (what the next hook sees).
+    current: Arc<Payload>,
+    first_ask: Option<(Decision, Arc<str>)>,
+}
+
+/// What an applied run means for the chain.
+enum Step {
+    Continue,
+    Stop,
+}
+
+impl Chain {
+    pub(super) fn new(outcome: DispatchOutcome, payload: Arc<Payload>) -> Self {
+        Self {
+            outcome,
+            current: payload,
+            first_ask: None,
+        }
+    }
+
+    /// Blocking and result events: one hook after the other, each seeing the previous rewrites;
+    /// the first deny stops the chain.
+    pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
+        let candidates = hooks.candidates(self.current.match_target());
+        self.outcome.runs.reserve_exact(candidates.len());
+        // One clock read per hook: each run ends where the next one starts.
+        let mut start = Instant::now();
+        for entry in candidates {
+            let ctx = HookContext::new(self.current.clone());
+            let settled = match triggers(entry, &ctx) {
+                Ok(false) => continue,
+                Ok(true) => run(entry, ctx, start).await,
+                Err(message) => Settled::Failed(RunStatus::Crashed, message),
+            };
+            let end = Instant::now();
+            let step = self.apply(entry, hooks.mode, (settled, end - start));
+            start = end;
+            if let Step::Stop = step {
+                return;
+            }
+        }
+        if let Some((decision, hook)) = self.first_ask.take() {
+            self.outcome.decision = decision;
+            self.outcome.decided_by = Some(DecidedBy::Hook(hook));
+        }
+    }
+
+    /// Notification events: every matching hook at once; decisions are recorded, not folded.
+    pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks) {
+        let candidates = hooks.candidates(self.current.match_target());
+        if candidates.is_empty() {
+            return;
+        }
+        let mut selected = Vec::with_capacity(candidates.len());
+        for entry in candidates {
+            let ctx = HookContext::new(self.current.clone());
+            match triggers(entry, &ctx) {
+                Ok(false) => {}
+                Ok(true) => selected.push((entry, Ok(ctx))),
+                Err(message) => selected.push((entry, Err(message))),
+            }
+        }
+        let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
+            let start = Instant::now();
+            let settled = match ctx {
+                Ok(ctx) => run(entry, ctx.clone(), start).await,
+                Err(message) => Settled::Failed(RunStatus::Crashed, message.clone()),
+            };
+            (settled, start.elapsed())
+        }))
+        .await;
+        for ((entry, _), settled) in selected.iter().zip(settled) {
+            self.apply(entry, DispatchMode::Notification, settled);
+        }
+    }
+
+    /// The permission gate reviews the original call and, when hooks rewrote the arguments,
+    /// the rewritten one; the stricter verdict wins over the hooks' when it is stricter.
+    pub(super) async fn review(&mut self, gate: &dyn PermissionGate, original: &Payload) {
+        let EventData::PreToolUse(call) = &original.data else {
+            return;
+        };
+        if self.outcome.decision.is_deny() {
+            return;
+        }
+        let mut reviews = vec![(ReviewedArgs::Original, &call.tool_input)];
+        if let Some(args) = &self.outcome.modified_args
+            && args != &call.tool_input
+        {
+            reviews.push((ReviewedArgs::Rewritten, args));
+        }
+        for (which, args) in reviews {
+            let decision = gate.review(&call.tool_name, args).await;
+            if decision.strictness() > self.outcome.decision.strictness() {
+                self.outcome.decision = decision.clone();
+                self.outcome.decided_by = Some(DecidedBy::PermissionGate);
+            }
+            self.outcome.gate_reviews.push(GateReview {
+                args: which,
+                decision,
+            });
+        }
+    }
+
+    fn apply(
+        &mut self,
+        entry: &Entry,
+        mode: DispatchMode,
+        (settled, duration): (Settled, Duration),
+    ) -> Step {
+        let event = self.outcome.event.clone();
+        let settled = match settled {
+            Settled::Answered(outcome) => match check_rewrite(&event, &outcome) {
+                Ok(()) => Settled::Answered(outcome),
+                Err(message) => Settled::Failed(RunStatus::InvalidOutput, message),
+            },
+            failed => failed,
+        };
+        let mut record = HookRun {
+            hook: entry.name.clone(),
+            kind: entry.kind,
+            source: entry.source,
+            status: RunStatus::Completed,
+            decision: None,
+            error: None,
+            failure_mode: entry.failure_mode,
+            duration,
+            rewrote: false,
+        };
+        let step = match settled {
+            Settled::Answered(outcome) => self.answered(entry, mode, outcome, &mut record),
+            Settled::Failed(status, error) => self.failed(entry, mode, status, error, &mut record),
+        };
+        self.outcome.runs.push(record);
+        step
+    }
+
+    fn answered(
+        &mut self,
+        entry: &Entry,
+        mode: DispatchMode,
+        outcome: Outcome,
+        record: &mut HookRun,
+    ) -> Step {
+        let Outcome {
+            decision,
+            rewrite,
+            additional_context,
+            side_effects,
+        } = outcome;
+        record.decision = Some(decision.clone());
+        if !side_effects.is_empty() {
+            let hook = &entry.name;
+            self.outcome
+                .side_effects
+                .extend(side_effects.into_iter().map(|effect| RecordedSideEffect {
+                    hook: hook.clone(),
+                    effect,
+                }));
+        }
+        if let Some(context) = additional_context {
+            self.outcome.additional_context.push(context);
+        }
+        if mode == DispatchMode::Notification {
+            return Step::Continue;
+        }
+        if decision.is_deny() {
+            return self.deny(decision, &entry.name);
+        }
+        if let Some(rewrite) = rewrite {
+            record.rewrote = true;
+            self.rewrite(rewrite);
+        }
+        if matches!(decision, Decision::Ask { .. }) && self.first_ask.is_none() {
+            self.first_ask = Some((decision, entry.name.clone()));
+        }
+        Step::Continue
+    }
+
+    fn failed(
+        &mut self,
+        entry: &Entry,
+        mode: DispatchMode,
+        status: RunStatus,
+        error: String,
+        record: &mut HookRun,
+    ) -> Step {
+        let event = &self.outcome.event;
+        tracing::warn!(
+            hook = %entry.name, %event, status = status.as_str(), error = %error,
+            failure_mode = entry.failure_mode.as_str(), "hook failed"
+        );
+        self.outcome.side_effects.push(RecordedSideEffect {
+            hook: entry.name.clone(),
+            effect: SideEffect::new(
+                "hook_failure",
+                json!({"status": status.as_str(), "error": &error, "failure_mode": entry.failure_mode.as_str()}),
+            ),
+        });
+        record.status = status;
+        let step = match (entry.failure_mode, mode) {
+            (FailureMode::FailClosed, DispatchMode::Blocking | DispatchMode::Result) => {
+                let reason = format!(
+                    "hook `{}` failed ({}): {error}; failure_mode is fail_closed",
+                    entry.name,
+                    status.as_str()
+                );
+                let decision = Decision::deny(reason);
+                record.decision = Some(decision.clone());
+                self.deny(decision, &entry.name)
+            }
+            _ => Step::Continue,
+        };
+        record.error = Some(error);
+        step
+    }
+
+    fn deny(&mut self, decision: Decision, hook: &Arc<str>) -> Step {
+        self.outcome.decision = decision;
+        self.outcome.decided_by = Some(DecidedBy::Hook(hook.clone()));
+        self.first_ask = None;
+        Step::Stop
+    }
+
+    fn rewrite(&mut self, rewrite: Rewrite) {
+        let mut payload = Payload::clone(&self.current);
+        match (&mut payload.data, rewrite) {
+            (EventData::PreToolUse(call), Rewrite::Args(args)) => {
+                call.tool_input = args.clone();
+                self.outcome.modified_args = Some(args);
+            }
+            (EventData::PostToolUse(done), Rewrite::Result(result)) => {
+                done.tool_result = result.clone();
+                self.outcome.modified_result = Some(result);
+            }
+            _ => return,
+        }
+        self.current = Arc::new(payload);
+    }
+}
+
+/// Arguments can only be rewritten before a call, results only after it.
+fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
+    match (&outcome.rewrite, event) {
+        (None, _)
+        | (Some(Rewrite::Args(_)), Event::PreToolUse)
+        | (Some(Rewrite::Result(_)), Event::PostToolUse) => Ok(()),
+        (Some(Rewrite::Args(_)), other) => Err(format!(
+            "modified_args is only valid on pre_tool_use, not on {other}"
+        )),
+        (Some(Rewrite::Result(_)), other) => Err(format!(
+            "modified_result is only valid on post_tool_use, not on {other}"
+        )),
+    }
+}

@@ -1,0 +1,223 @@
+//! The hook trait, the context a hook runs with, and hooks built from async closures.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tollgate_protocol::{Event, HookKind, Outcome, Payload};
+
+/// A boxed, `Send` future, as returned by [`Hook::execute`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a hook sees: the event's payload, as rewritten by the hooks before it.
+///
+/// Cloning is cheap (the payload is reference counted).
+#[derive(Debug, Clone)]
+pub struct HookContext {
+    payload: Arc<Payload>,
+}
+
+impl HookContext {
+    /// Wraps a payload.
+    pub fn new(payload: Arc<Payload>) -> Self {
+        Self { payload }
+    }
+
+    /// The payload. On `pre_tool_use` its `tool_input` holds the arguments as rewritten by the
+    /// hooks that ran before this one (waterfall); on `post_tool_use` its `tool_result` holds the
+    /// result as rewritten so far.
+    pub fn payload(&self) -> &Payload {
+        &self.payload
+    }
+
+    /// The shared payload, for hooks that keep it beyond the call.
+    pub fn payload_arc(&self) -> &Arc<Payload> {
+        &self.payload
+    }
+
+    /// The event.
+    pub fn event(&self) -> Event {
+        self.payload.event()
+    }
+
+    /// The tool name, on tool events.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.payload.tool_call().map(|call| call.tool_name.as_str())
+    }
+}
+
+/// Why a hook could not answer. The dispatcher records it as an `errored` run and applies the
+/// hook's failure mode; it never reaches the agent loop as an error.
+///
+/// Any `std::error::Error` converts into it, so hooks can use `?`.
+pub struct HookError {
+    message: String,
+}
+
+impl HookError {
+    /// An error with a message.
+    pub fn msg(message: impl fmt::Display) -> Self {
+        Self {
+            message: message.to_string(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HookError {
+    fn from(error: E) -> Self {
+        Self::msg(error)
+    }
+}
+
+impl fmt::Debug for HookError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("HookError").field(&self.message).finish()
+    }
+}
+
+impl fmt::Display for HookError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One hook: a named handler the dispatcher runs for the events it is registered on.
+///
+/// Registration ([`crate::RegistryBuilder`]) adds what belongs to the deployment rather than
+/// to the code: the `tools` matcher, timeout, failure mode and source.
+///
+/// ```
+/// use tollgate_core::{BoxFuture, Hook, HookContext, HookError};
+/// use tollgate_protocol::Outcome;
+///
+/// struct NoDeletes;
+///
+/// impl Hook for NoDeletes {
+///     fn name(&self) -> &str {
+///         "no-deletes"
+///     }
+///     fn should_trigger(&self, ctx: &HookContext) -> bool {
+///         ctx.tool_name() == Some("sql_execute")
+///     }
+///     fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
+///         Box::pin(async move {
+///             let sql = ctx.payload().tool_call().and_then(|c| c.tool_input["sql"].as_str());
+///             if sql.is_some_and(|s| s.to_ascii_uppercase().contains("DELETE")) {
+///                 return Ok(Outcome::deny("DELETE is not allowed here"));
+///             }
+///             Ok(Outcome::allow())
+///         })
+///     }
+/// }
+/// ```
+pub trait Hook: Send + Sync + 'static {
+    /// The name shown in traces and denials. Need not be unique.
+    fn name(&self) -> &str;
+
+    /// The kind recorded in traces. In-process hooks keep the default, `function`.
+    fn kind(&self) -> HookKind {
+        HookKind::Function
+    }
+
+    /// Default priority (lower runs first); registration may override it.
+    fn priority(&self) -> i32 {
+        0
+    }
+
+    /// A code matcher, checked after the registration's `tools` globs. Must be cheap and must
+    /// not block; a panic here is recorded as a crashed run.
+    fn should_trigger(&self, _ctx: &HookContext) -> bool {
+        true
+    }
+
+    /// Runs the hook.
+    ///
+    /// The dispatcher runs the returned future under the hook's deadline and drops it when the
+    /// deadline passes, so it must be cancel safe: it may be stopped at any `.await`. A hook that
+    /// blocks its thread instead of awaiting cannot be timed out.
+    fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>>;
+}
+
+type Predicate = Box<dyn Fn(&HookContext) -> bool + Send + Sync>;
+
+/// A hook built from an async closure; see [`hook_fn`].
+pub struct FnHook<F> {
+    name: String,
+    priority: i32,
+    when: Option<Predicate>,
+    f: F,
+}
+
+/// Builds a function hook from an async closure taking the [`HookContext`] by value.
+///
+/// ```
+/// use tollgate_core::hook_fn;
+/// use tollgate_protocol::Outcome;
+///
+/// let dry_run = hook_fn("dry-run", |ctx| async move {
+///     let mut args = ctx.payload().tool_call().map(|c| c.tool_input.clone()).unwrap_or_default();
+///     args["dry_run"] = serde_json::Value::Bool(true);
+///     Ok(Outcome::allow().with_args(args))
+/// })
+/// .priority(5)
+/// .when(|ctx| ctx.tool_name().is_some_and(|t| t.starts_with("deploy_")));
+/// ```
+pub fn hook_fn<F, Fut>(name: impl Into<String>, f: F) -> FnHook<F>
+where
+    F: Fn(HookContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Outcome, HookError>> + Send + 'static,
+{
+    FnHook {
+        name: name.into(),
+        priority: 0,
+        when: None,
+        f,
+    }
+}
+
+impl<F> FnHook<F> {
+    /// Sets the default priority (lower runs first).
+    #[must_use]
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Sets a code matcher: the hook runs only when `predicate` returns true.
+    #[must_use]
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&HookContext) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.when = Some(Box::new(predicate));
+        self
+    }
+}
+
+impl<F, Fut> Hook for FnHook<F>
+where
+    F: Fn(HookContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Outcome, HookError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        self.when.as_ref().is_none_or(|predicate| predicate(ctx))
+    }
+
+    fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
+        Box::pin((self.f)(ctx))
+    }
+}

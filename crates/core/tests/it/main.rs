@@ -1,0 +1,11 @@
+//! Integration tests of tollgate-core, driving the public API as a user would.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod dispatch;
+mod failures;
+mod fold_props;
+mod isolation;
+mod spill;
+mod support;
+mod truncate;
