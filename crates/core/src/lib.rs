@@ -78,6 +78,7 @@
 //! # }
 //! ```
 
+mod candidates;
 mod dispatch;
 pub mod error;
 mod hook;

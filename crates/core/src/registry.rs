@@ -4,12 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use globset::{Candidate, GlobSet};
 use tollgate_protocol::{BUILTIN_EVENTS, CustomEvent, Event, FailureMode, HookKind, HookSource};
 
+use crate::candidates::EventHooks;
 use crate::error::{CoreError, Result};
 use crate::hook::Hook;
-use crate::matcher::{ToolMatcher, build_set};
+use crate::matcher::ToolMatcher;
 
 /// A hook's deadline: 1 to 600 seconds, 10 by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,55 +133,6 @@ pub(crate) struct Entry {
     pub(crate) source: HookSource,
 }
 
-/// The hooks of one event, in run order, with their globs compiled into one set.
-pub(crate) struct EventHooks {
-    pub(crate) mode: DispatchMode,
-    pub(crate) entries: Vec<Entry>,
-    globs: GlobSet,
-    /// For each glob of `globs`, the index of the entry it belongs to (ascending).
-    glob_owner: Vec<usize>,
-    /// Indexes of the entries without `tools` globs (ascending).
-    untooled: Vec<usize>,
-}
-
-thread_local! {
-    /// Scratch space for glob hits, reused so that matching allocates at most once per thread.
-    static GLOB_HITS: std::cell::Cell<Vec<usize>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl EventHooks {
-    /// The entries to consider for a payload whose match target is `target`, in run order:
-    /// those whose `tools` globs match it and those without globs. Globs do not apply when
-    /// there is no target. Allocates nothing when no entry is a candidate.
-    pub(crate) fn candidates(&self, target: Option<&str>) -> Vec<&Entry> {
-        let Some(target) = target.filter(|_| !self.glob_owner.is_empty()) else {
-            return self.entries.iter().collect();
-        };
-        let mut hits = GLOB_HITS.take();
-        self.globs
-            .matches_candidate_into(&Candidate::from_bytes(target.as_bytes()), &mut hits);
-        let mut owners = hits.iter().map(|&glob| self.glob_owner[glob]).peekable();
-        let mut untooled = self.untooled.iter().copied().peekable();
-        let mut selected: Vec<&Entry> = Vec::with_capacity(hits.len() + self.untooled.len());
-        let mut previous = None;
-        // Both index lists ascend: merge them, skipping an entry matched by several globs.
-        loop {
-            let next = match (owners.peek(), untooled.peek()) {
-                (Some(owner), Some(plain)) if owner > plain => untooled.next(),
-                (Some(_), _) => owners.next(),
-                (None, _) => untooled.next(),
-            };
-            let Some(index) = next else { break };
-            if previous != Some(index) {
-                selected.push(&self.entries[index]);
-                previous = Some(index);
-            }
-        }
-        GLOB_HITS.set(hits);
-        selected
-    }
-}
-
 /// Collects hooks for one run; [`RegistryBuilder::build`] freezes them into a [`Registry`].
 #[derive(Default)]
 pub struct RegistryBuilder {
@@ -270,27 +221,8 @@ fn event_hooks(
     mode: DispatchMode,
     sorted: Vec<(Entry, Option<ToolMatcher>)>,
 ) -> Result<EventHooks> {
-    let mut globs = Vec::new();
-    let mut glob_owner = Vec::new();
-    let mut untooled = Vec::new();
-    let mut entries = Vec::with_capacity(sorted.len());
-    for (index, (entry, tools)) in sorted.into_iter().enumerate() {
-        if tools.is_none() {
-            untooled.push(index);
-        }
-        for glob in tools.iter().flat_map(ToolMatcher::globs) {
-            globs.push(glob.clone());
-            glob_owner.push(index);
-        }
-        entries.push(entry);
-    }
-    Ok(EventHooks {
-        mode,
-        entries,
-        globs: build_set(&globs)?,
-        glob_owner,
-        untooled,
-    })
+    let (entries, tools): (Vec<Entry>, Vec<Option<ToolMatcher>>) = sorted.into_iter().unzip();
+    EventHooks::new(mode, entries, &tools)
 }
 
 /// The immutable, ordered set of hooks for one run. Owned by the run's

@@ -15,8 +15,9 @@ use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
 };
+use crate::candidates::EventHooks;
 use crate::hook::HookContext;
-use crate::registry::{DispatchMode, Entry, EventHooks};
+use crate::registry::{DispatchMode, Entry};
 
 /// The state of one dispatch while its hooks run.
 pub(super) struct Chain {
@@ -30,6 +31,27 @@ pub(super) struct Chain {
 enum Step {
     Continue,
     Stop,
+}
+
+/// What one run amounted to, for its record.
+struct Applied {
+    step: Step,
+    status: RunStatus,
+    decision: Option<Decision>,
+    error: Option<String>,
+    rewrote: bool,
+}
+
+impl Applied {
+    fn completed(decision: Decision) -> Self {
+        Self {
+            step: Step::Continue,
+            status: RunStatus::Completed,
+            decision: Some(decision),
+            error: None,
+            rewrote: false,
+        }
+    }
 }
 
 impl Chain {
@@ -48,7 +70,7 @@ impl Chain {
         self.outcome.runs.reserve_exact(candidates.len());
         // One clock read per hook: each run ends where the next one starts.
         let mut start = Instant::now();
-        for entry in candidates {
+        for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
             let ctx = HookContext::new(self.current.clone());
             let settled = match triggers(entry, &ctx) {
                 Ok(false) => continue,
@@ -56,7 +78,7 @@ impl Chain {
                 Err(message) => Settled::Failed(RunStatus::Crashed, message),
             };
             let end = Instant::now();
-            let step = self.apply(entry, hooks.mode, (settled, end - start));
+            let step = self.apply(entry, hooks.mode, settled, end - start);
             start = end;
             if let Step::Stop = step {
                 return;
@@ -71,11 +93,11 @@ impl Chain {
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
     pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks) {
         let candidates = hooks.candidates(self.current.match_target());
-        if candidates.is_empty() {
+        if candidates.len() == 0 {
             return;
         }
         let mut selected = Vec::with_capacity(candidates.len());
-        for entry in candidates {
+        for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
             let ctx = HookContext::new(self.current.clone());
             match triggers(entry, &ctx) {
                 Ok(false) => {}
@@ -92,8 +114,8 @@ impl Chain {
             (settled, start.elapsed())
         }))
         .await;
-        for ((entry, _), settled) in selected.iter().zip(settled) {
-            self.apply(entry, DispatchMode::Notification, settled);
+        for ((entry, _), (settled, duration)) in selected.iter().zip(settled) {
+            self.apply(entry, DispatchMode::Notification, settled, duration);
         }
     }
 
@@ -129,49 +151,37 @@ impl Chain {
         &mut self,
         entry: &Entry,
         mode: DispatchMode,
-        (settled, duration): (Settled, Duration),
+        settled: Settled,
+        duration: Duration,
     ) -> Step {
-        let event = self.outcome.event.clone();
-        let settled = match settled {
-            Settled::Answered(outcome) => match check_rewrite(&event, &outcome) {
-                Ok(()) => Settled::Answered(outcome),
-                Err(message) => Settled::Failed(RunStatus::InvalidOutput, message),
+        let applied = match settled {
+            Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
+                Ok(()) => self.answered(entry, mode, outcome),
+                Err(message) => self.failed(entry, mode, RunStatus::InvalidOutput, message),
             },
-            failed => failed,
+            Settled::Failed(status, error) => self.failed(entry, mode, status, error),
         };
-        let mut record = HookRun {
+        self.outcome.runs.push(HookRun {
             hook: entry.name.clone(),
             kind: entry.kind,
             source: entry.source,
-            status: RunStatus::Completed,
-            decision: None,
-            error: None,
+            status: applied.status,
+            decision: applied.decision,
+            error: applied.error,
             failure_mode: entry.failure_mode,
             duration,
-            rewrote: false,
-        };
-        let step = match settled {
-            Settled::Answered(outcome) => self.answered(entry, mode, outcome, &mut record),
-            Settled::Failed(status, error) => self.failed(entry, mode, status, error, &mut record),
-        };
-        self.outcome.runs.push(record);
-        step
+            rewrote: applied.rewrote,
+        });
+        applied.step
     }
 
-    fn answered(
-        &mut self,
-        entry: &Entry,
-        mode: DispatchMode,
-        outcome: Outcome,
-        record: &mut HookRun,
-    ) -> Step {
+    fn answered(&mut self, entry: &Entry, mode: DispatchMode, outcome: Outcome) -> Applied {
         let Outcome {
             decision,
             rewrite,
             additional_context,
             side_effects,
         } = outcome;
-        record.decision = Some(decision.clone());
         if !side_effects.is_empty() {
             let hook = &entry.name;
             self.outcome
@@ -184,20 +194,22 @@ impl Chain {
         if let Some(context) = additional_context {
             self.outcome.additional_context.push(context);
         }
+        let mut applied = Applied::completed(decision.clone());
         if mode == DispatchMode::Notification {
-            return Step::Continue;
+            return applied;
         }
         if decision.is_deny() {
-            return self.deny(decision, &entry.name);
+            applied.step = self.deny(decision, &entry.name);
+            return applied;
         }
         if let Some(rewrite) = rewrite {
-            record.rewrote = true;
+            applied.rewrote = true;
             self.rewrite(rewrite);
         }
         if matches!(decision, Decision::Ask { .. }) && self.first_ask.is_none() {
             self.first_ask = Some((decision, entry.name.clone()));
         }
-        Step::Continue
+        applied
     }
 
     fn failed(
@@ -206,8 +218,7 @@ impl Chain {
         mode: DispatchMode,
         status: RunStatus,
         error: String,
-        record: &mut HookRun,
-    ) -> Step {
+    ) -> Applied {
         let event = &self.outcome.event;
         tracing::warn!(
             hook = %entry.name, %event, status = status.as_str(), error = %error,
@@ -220,22 +231,25 @@ impl Chain {
                 json!({"status": status.as_str(), "error": &error, "failure_mode": entry.failure_mode.as_str()}),
             ),
         });
-        record.status = status;
-        let step = match (entry.failure_mode, mode) {
-            (FailureMode::FailClosed, DispatchMode::Blocking | DispatchMode::Result) => {
-                let reason = format!(
-                    "hook `{}` failed ({}): {error}; failure_mode is fail_closed",
-                    entry.name,
-                    status.as_str()
-                );
-                let decision = Decision::deny(reason);
-                record.decision = Some(decision.clone());
-                self.deny(decision, &entry.name)
-            }
-            _ => Step::Continue,
+        let mut applied = Applied {
+            step: Step::Continue,
+            status,
+            decision: None,
+            error: None,
+            rewrote: false,
         };
-        record.error = Some(error);
-        step
+        if entry.failure_mode == FailureMode::FailClosed && mode != DispatchMode::Notification {
+            let reason = format!(
+                "hook `{}` failed ({}): {error}; failure_mode is fail_closed",
+                entry.name,
+                status.as_str()
+            );
+            let decision = Decision::deny(reason);
+            applied.decision = Some(decision.clone());
+            applied.step = self.deny(decision, &entry.name);
+        }
+        applied.error = Some(error);
+        applied
     }
 
     fn deny(&mut self, decision: Decision, hook: &Arc<str>) -> Step {

@@ -514,3 +514,17 @@ async fn denial_becomes_the_models_observation() {
     );
     assert_eq!(fold(vec![Outcome::allow()]).await.observation(), None);
 }
+
+#[tokio::test]
+async fn regression_empty_tools_list_is_never_widened_to_match_all() {
+    // An empty `tools` list has no glob; it once let the hook run for every tool.
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut hooks = RegistryBuilder::new();
+    let nothing = HookOptions::default().tools(ToolMatcher::new(Vec::<String>::new()).unwrap());
+    hooks.register_with(Event::PreToolUse, counter(&count, "empty"), nothing);
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    for tool in ["bash", "", "sql_query"] {
+        dispatcher.dispatch(pre_tool_use(tool, json!({}))).await;
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 0);
+}

@@ -6,6 +6,7 @@ mod dispatch;
 mod failures;
 mod fold_props;
 mod isolation;
+mod matcher_props;
 mod spill;
 mod support;
 mod truncate;
