@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tollgate_protocol::{Event, HookKind, Outcome, Payload};
+use tollgate_protocol::{Event, HookKind, Outcome, Payload, RunStatus};
 
 /// A boxed, `Send` future, as returned by [`Hook::execute`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -47,20 +47,59 @@ impl HookContext {
     }
 }
 
-/// Why a hook could not answer. The dispatcher records it as an `errored` run and applies the
-/// hook's failure mode; it never reaches the agent loop as an error.
+/// Why a hook could not answer. The dispatcher records it as a failed run with the error's
+/// [`FailureKind`] as the status and applies the hook's failure mode; it never reaches the agent
+/// loop as an error.
 ///
-/// Any `std::error::Error` converts into it, so hooks can use `?`.
+/// Any `std::error::Error` converts into it (as [`FailureKind::Errored`]), so hooks can use `?`.
 pub struct HookError {
+    kind: FailureKind,
     message: String,
 }
 
+/// How a hook failed, as reported by the hook itself. (Deadlines and panics are detected by the
+/// dispatcher.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// It could not do its job (spawn error, non-zero exit, transport error): `errored`.
+    Errored,
+    /// Its process died from a signal: `crashed`.
+    Crashed,
+    /// A vetting rule refused to run it (shell analyzer, SSRF guard): `refused`.
+    Refused,
+    /// It answered something that is not a valid outcome: `invalid_output`.
+    InvalidOutput,
+}
+
+impl From<FailureKind> for RunStatus {
+    fn from(kind: FailureKind) -> Self {
+        match kind {
+            FailureKind::Errored => Self::Errored,
+            FailureKind::Crashed => Self::Crashed,
+            FailureKind::Refused => Self::Refused,
+            FailureKind::InvalidOutput => Self::InvalidOutput,
+        }
+    }
+}
+
 impl HookError {
-    /// An error with a message.
+    /// An [`FailureKind::Errored`] failure with a message.
     pub fn msg(message: impl fmt::Display) -> Self {
+        Self::new(FailureKind::Errored, message)
+    }
+
+    /// A failure of the given kind.
+    pub fn new(kind: FailureKind, message: impl fmt::Display) -> Self {
         Self {
+            kind,
             message: message.to_string(),
         }
+    }
+
+    /// How the hook failed.
+    pub fn kind(&self) -> FailureKind {
+        self.kind
     }
 
     /// The message.
@@ -77,7 +116,10 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HookError {
 
 impl fmt::Debug for HookError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("HookError").field(&self.message).finish()
+        f.debug_struct("HookError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .finish()
     }
 }
 

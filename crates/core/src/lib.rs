@@ -92,7 +92,7 @@ pub use dispatch::{
     RecordedSideEffect, ReviewedArgs,
 };
 pub use error::{CoreError, Result};
-pub use hook::{BoxFuture, FnHook, Hook, HookContext, HookError, hook_fn};
+pub use hook::{BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, hook_fn};
 pub use matcher::ToolMatcher;
 pub use registry::{
     DispatchMode, HookOptions, HookTimeout, Registry, RegistryBuilder, builtin_mode,

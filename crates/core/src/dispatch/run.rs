@@ -52,7 +52,7 @@ pub(crate) async fn run(entry: &Entry, ctx: HookContext, start: Instant) -> Sett
     };
     match answer {
         Ok(Ok(outcome)) => Settled::Answered(outcome),
-        Ok(Err(error)) => Settled::Failed(RunStatus::Errored, error.message().to_owned()),
+        Ok(Err(error)) => Settled::Failed(error.kind().into(), error.message().to_owned()),
         Err(panic) => crashed(&*panic),
     }
 }

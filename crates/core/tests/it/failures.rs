@@ -231,3 +231,27 @@ async fn panics_outside_the_future_are_crashes_too() {
     );
     assert!(outcome.is_denied(), "the fail_closed hook's crash denies");
 }
+
+#[tokio::test]
+async fn hooks_report_their_own_failure_kind() {
+    use tollgate_core::FailureKind;
+    let cases = [
+        (FailureKind::Errored, RunStatus::Errored),
+        (FailureKind::Crashed, RunStatus::Crashed),
+        (FailureKind::Refused, RunStatus::Refused),
+        (FailureKind::InvalidOutput, RunStatus::InvalidOutput),
+    ];
+    for (kind, status) in cases {
+        let mut hooks = RegistryBuilder::new();
+        hooks.register(
+            Event::PreToolUse,
+            hook_fn("reporter", move |_| async move {
+                Err(HookError::new(kind, "why"))
+            }),
+        );
+        let dispatcher = Dispatcher::new(hooks.build().unwrap());
+        let outcome = dispatcher.dispatch(pre_tool_use("bash", json!({}))).await;
+        assert_eq!(outcome.runs[0].status, status);
+        assert_eq!(outcome.runs[0].error.as_deref(), Some("why"));
+    }
+}
