@@ -12,6 +12,9 @@ use crate::registry::{DispatchMode, Entry};
 
 /// Most match targets whose selection is remembered per event; more are matched every time.
 const CACHE_CAPACITY: usize = 256;
+/// Longest match target remembered, in bytes (tool names are short; longer ones are matched
+/// every time, so a hostile name cannot pin memory).
+const CACHE_MAX_KEY: usize = 128;
 
 /// The hooks of one event, in run order, with their globs compiled into one set.
 pub(crate) struct EventHooks {
@@ -130,7 +133,7 @@ impl EventHooks {
             .cache
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if cache.len() < CACHE_CAPACITY {
+        if cache.len() < CACHE_CAPACITY && target.len() <= CACHE_MAX_KEY {
             cache.insert(target.into(), listed.clone());
         }
     }

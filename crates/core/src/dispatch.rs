@@ -79,8 +79,9 @@ pub struct HookRun {
     pub source: HookSource,
     /// How the run ended. Anything but `Completed` is a hook failure.
     pub status: RunStatus,
-    /// What the run counted as: the hook's answer, `Deny` for a `fail_closed` failure, `None`
-    /// for a `fail_open` failure (skipped). A failure never shows as `Allow`.
+    /// What the run counted as: the hook's answer; `Deny` for a `fail_closed` failure on a
+    /// blocking or result event; `None` for any other failure (skipped, or on a notification
+    /// event where nothing can be denied). A failure never shows as `Allow`.
     pub decision: Option<Decision>,
     /// The failure, for every status but `Completed`.
     pub error: Option<String>,
@@ -129,13 +130,14 @@ pub struct RecordedSideEffect {
 pub struct DispatchOutcome {
     /// The event dispatched.
     pub event: Event,
-    /// The folded decision (strictest wins). Always `Allow` for notification events.
+    /// The folded decision (strictest wins). Always `Allow` for notification events; on
+    /// `post_tool_use` only a `deny` is folded (an `ask` after the call ran is recorded only).
     pub decision: Decision,
     /// Who made a `Deny` or `Ask`: the first hook that denied (or asked, when none denied), or
     /// the permission gate when its verdict was stricter.
     pub decided_by: Option<DecidedBy>,
-    /// The final arguments, when hooks rewrote them (`pre_tool_use`). The tool must run with
-    /// these.
+    /// The final arguments, when hooks rewrote them (`pre_tool_use`). Unless the call is
+    /// denied, the tool must run with these.
     pub modified_args: Option<Value>,
     /// The final result, when hooks rewrote it (`post_tool_use`). The model observes this.
     pub modified_result: Option<Value>,
@@ -173,18 +175,22 @@ impl DispatchOutcome {
         self.decision.is_deny()
     }
 
-    /// What the model observes instead of the tool's result when the call is denied
-    /// (denial as observation): the deny reason and who denied. `None` unless denied.
+    /// What the model observes when the action is denied (denial as observation): the deny
+    /// reason and who denied. On `pre_tool_use` it replaces the tool's result (the call never
+    /// ran); on `post_tool_use` it replaces the result the hooks withheld. `None` unless denied.
     pub fn observation(&self) -> Option<String> {
         let Decision::Deny { reason } = &self.decision else {
             return None;
         };
+        let what = match self.event {
+            Event::PostToolUse => "Tool result withheld",
+            Event::PreToolUse => "Tool call denied",
+            _ => "Denied",
+        };
         Some(match &self.decided_by {
-            Some(DecidedBy::Hook(name)) => format!("Tool call denied by hook `{name}`: {reason}"),
-            Some(DecidedBy::PermissionGate) => {
-                format!("Tool call denied by the permission gate: {reason}")
-            }
-            None => format!("Tool call denied: {reason}"),
+            Some(DecidedBy::Hook(name)) => format!("{what} by hook `{name}`: {reason}"),
+            Some(DecidedBy::PermissionGate) => format!("{what} by the permission gate: {reason}"),
+            None => format!("{what}: {reason}"),
         })
     }
 }

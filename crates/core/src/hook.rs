@@ -51,7 +51,9 @@ impl HookContext {
 /// [`FailureKind`] as the status and applies the hook's failure mode; it never reaches the agent
 /// loop as an error.
 ///
-/// Any `std::error::Error` converts into it (as [`FailureKind::Errored`]), so hooks can use `?`.
+/// Any `std::error::Error` converts into it (as [`FailureKind::Errored`]), so hooks can use `?`;
+/// for error types that do not implement it (such as `anyhow::Error`) use
+/// `.map_err(HookError::msg)`.
 pub struct HookError {
     kind: FailureKind,
     message: String,

@@ -91,7 +91,7 @@ pub use dispatch::{
     DecidedBy, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode, PermissionGate,
     RecordedSideEffect, ReviewedArgs,
 };
-pub use error::{CoreError, Result};
+pub use error::CoreError;
 pub use hook::{BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, hook_fn};
 pub use matcher::ToolMatcher;
 pub use registry::{

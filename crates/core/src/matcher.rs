@@ -7,11 +7,16 @@ use crate::error::{CoreError, Result};
 /// One glob or a list of globs, matched against the runtime tool name (on sub-agent events,
 /// against the agent type).
 ///
-/// Semantics are fnmatch's without `FNM_PATHNAME`: `*` matches any run of characters (also
-/// `/`), `?` one character, `[abc]` / `[!abc]` a class, `{a,b}` alternatives; matching is
-/// case-sensitive and anchored at both ends (`sql_*` matches `sql_query`, not `my_sql_query`).
-/// A name matches when any glob matches. An empty list matches nothing: a matcher is never
-/// widened to match-all.
+/// Semantics are [globset](https://docs.rs/globset)'s, close to fnmatch without
+/// `FNM_PATHNAME`: `*` matches any run of characters (also `/`), `?` one character, `[abc]` /
+/// `[!abc]` a class, `{a,b}` alternatives, `\` escapes; matching is case-sensitive and anchored
+/// at both ends (`sql_*` matches `sql_query`, not `my_sql_query`). A name matches when any glob
+/// matches. An empty list matches nothing: a matcher is never widened to match-all.
+///
+/// Where globset differs from POSIX fnmatch: matching works on UTF-8 **bytes**, so `?` and a
+/// class match one byte and do not match a non-ASCII character (`deploy_?` does not match
+/// `deploy_日`; write `deploy_*`); `**` also matches zero segments (`**/b` matches `b`); `[^a]`
+/// negates like `[!a]`; `{}` matches the empty string.
 #[derive(Debug, Clone)]
 pub struct ToolMatcher {
     patterns: Vec<String>,

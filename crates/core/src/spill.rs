@@ -75,7 +75,7 @@ pub struct Spilled {
 /// # Panics
 ///
 /// Never.
-pub fn spill(text: &str, config: &SpillConfig) -> crate::Result<Spilled> {
+pub fn spill(text: &str, config: &SpillConfig) -> crate::error::Result<Spilled> {
     let original_bytes = text.len();
     if original_bytes <= config.limit_bytes {
         return Ok(Spilled {
@@ -94,7 +94,7 @@ pub fn spill(text: &str, config: &SpillConfig) -> crate::Result<Spilled> {
 }
 
 /// Writes `text` to a new `spill-*.txt` file under `dir`; returns its absolute path.
-fn write_spill_file(text: &str, dir: &Path) -> crate::Result<PathBuf> {
+fn write_spill_file(text: &str, dir: &Path) -> crate::error::Result<PathBuf> {
     let io_err = |path: &Path| {
         let path = path.to_owned();
         move |source| CoreError::Io { path, source }

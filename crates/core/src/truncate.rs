@@ -81,7 +81,7 @@ pub fn truncate_payload(value: &Value, max_bytes: usize) -> Cow<'_, Value> {
     if fits(value, max_bytes) {
         return Cow::Borrowed(value);
     }
-    let shortened = fit_strings(flagged(value.clone()), max_bytes)
+    let shortened = fit_strings(value, max_bytes)
         .or_else(|| fit_entries(value, max_bytes))
         .unwrap_or_else(|| last_resort(value, max_bytes));
     Cow::Owned(shortened)
@@ -127,11 +127,12 @@ fn flagged(value: Value) -> Value {
 
 // ---- phase 1: shorten strings -------------------------------------------------------------
 
-/// Shortens every string value of `value` to the largest common cap that fits.
-fn fit_strings(mut value: Value, max_bytes: usize) -> Option<Value> {
-    let cap = best_cap(&StrSizes::of(&value), max_bytes)?;
-    cut_strings(&mut value, cap);
-    fits(&value, max_bytes).then_some(value)
+/// A flagged copy of `value` with every string cut to the largest common cap that fits. Only
+/// the kept bytes are copied.
+fn fit_strings(value: &Value, max_bytes: usize) -> Option<Value> {
+    let cap = best_cap(&StrSizes::of_flagged(value), max_bytes)?;
+    let shortened = flagged(cut_copy(value, cap));
+    fits(&shortened, max_bytes).then_some(shortened)
 }
 
 /// Largest cap (bytes) whose predicted size fits, or `None` when even cap 0 is too big.
@@ -170,17 +171,19 @@ fn marker_len(removed: usize) -> usize {
     MARKER_HEAD.len() + removed.to_string().len() + MARKER_TAIL.len()
 }
 
-fn cut_strings(value: &mut Value, cap: usize) {
+/// A copy of `value` with every string cut at `cap` (plus a marker), copying only what is kept.
+fn cut_copy(value: &Value, cap: usize) -> Value {
     match value {
-        Value::String(s) => {
-            if let Some((cut, removed)) = cut_point(s, cap) {
-                s.truncate(cut);
-                s.push_str(&format!("{MARKER_HEAD}{removed}{MARKER_TAIL}"));
-            }
+        Value::String(s) => Value::String(match cut_point(s, cap) {
+            Some((cut, removed)) => format!("{}{MARKER_HEAD}{removed}{MARKER_TAIL}", &s[..cut]),
+            None => s.clone(),
+        }),
+        Value::Array(items) => Value::Array(items.iter().map(|v| cut_copy(v, cap)).collect()),
+        Value::Object(map) => {
+            let entries = map.iter().map(|(k, v)| (k.clone(), cut_copy(v, cap)));
+            Value::Object(entries.collect())
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, cap)),
-        Value::Object(map) => map.values_mut().for_each(|v| cut_strings(v, cap)),
-        _ => {}
+        other => other.clone(),
     }
 }
 
@@ -195,17 +198,22 @@ struct StrSizes<'a> {
 /// One string value and where JSON escaping adds bytes to it.
 struct StrInfo<'a> {
     s: &'a str,
-    /// `(byte index, escape bytes added up to and including it)`, for escaped bytes only.
-    escapes: Vec<(usize, usize)>,
+    /// `blocks[k]`: escape bytes added by `s[..k * ESCAPE_BLOCK]`. One `usize` per block keeps
+    /// the memory at an eighth of the string, however many bytes need escaping.
+    blocks: Vec<usize>,
 }
 
+/// Granularity of the escape prefix sums, in bytes.
+const ESCAPE_BLOCK: usize = 64;
+
 impl<'a> StrSizes<'a> {
-    fn of(value: &'a Value) -> Self {
+    /// Sizes of `flagged(value)` (the flag or the wrapper is part of the skeleton).
+    fn of_flagged(value: &'a Value) -> Self {
         let mut strings = Vec::new();
         collect_strings(value, &mut strings);
         let longest = strings.iter().map(|i| i.s.len()).max().unwrap_or(0);
         Self {
-            skeleton: json_len_upto(&skeleton(value), usize::MAX),
+            skeleton: json_len_upto(&flagged(skeleton(value)), usize::MAX),
             longest,
             strings,
         }
@@ -241,25 +249,22 @@ fn collect_strings<'a>(value: &'a Value, out: &mut Vec<StrInfo<'a>>) {
 
 impl<'a> StrInfo<'a> {
     fn new(s: &'a str) -> Self {
+        let mut blocks = Vec::with_capacity(s.len() / ESCAPE_BLOCK + 2);
         let mut sum = 0;
-        let escapes = s
-            .bytes()
-            .enumerate()
-            .filter_map(|(i, b)| {
-                let extra = escape_extra(b);
-                sum += extra;
-                (extra > 0).then_some((i, sum))
-            })
-            .collect();
-        Self { s, escapes }
+        blocks.push(sum);
+        for chunk in s.as_bytes().chunks(ESCAPE_BLOCK) {
+            sum += escape_extra_of(chunk);
+            blocks.push(sum);
+        }
+        Self { s, blocks }
     }
 
     /// Escape bytes added by the bytes before `end`.
     fn extra_before(&self, end: usize) -> usize {
-        let n = self.escapes.partition_point(|&(i, _)| i < end);
-        n.checked_sub(1)
-            .and_then(|k| self.escapes.get(k))
-            .map_or(0, |&(_, sum)| sum)
+        let block = end / ESCAPE_BLOCK;
+        let start = block * ESCAPE_BLOCK;
+        let tail = self.s.as_bytes().get(start..end).map_or(0, escape_extra_of);
+        self.blocks.get(block).copied().unwrap_or(0) + tail
     }
 
     /// Bytes the string adds to the skeleton (which already holds its quotes) at `cap`.
@@ -269,6 +274,10 @@ impl<'a> StrInfo<'a> {
             None => self.s.len() + self.extra_before(self.s.len()),
         }
     }
+}
+
+fn escape_extra_of(bytes: &[u8]) -> usize {
+    bytes.iter().map(|&b| escape_extra(b)).sum()
 }
 
 /// Bytes serde_json's escaping adds to one byte of a string (`\n` → 2 bytes, `\u0000` → 6).
@@ -284,7 +293,7 @@ fn escape_extra(byte: u8) -> usize {
 
 /// Keeps the first `K` entries of every container, for the largest `K` that fits.
 fn fit_entries(value: &Value, max_bytes: usize) -> Option<Value> {
-    let fits = |k| best_cap(&StrSizes::of(&flagged(trim(value, k))), max_bytes).is_some();
+    let fits = |k| best_cap(&StrSizes::of_flagged(&trim(value, k)), max_bytes).is_some();
     // With `K = 0` nothing but markers would be left: the last resort says more.
     if !fits(1) {
         return None;
@@ -299,7 +308,7 @@ fn fit_entries(value: &Value, max_bytes: usize) -> Option<Value> {
             hi = mid;
         }
     }
-    fit_strings(flagged(trim(value, lo)), max_bytes)
+    fit_strings(&trim(value, lo), max_bytes)
 }
 
 /// Entries of the largest array or object in the tree.
@@ -387,10 +396,9 @@ mod tests {
         let value = serde_json::json!({
             "a": "\u{0}\"\\\n😀漢字".repeat(50), "b": ["x".repeat(300), "\t".repeat(70)],
         });
-        let sizes = StrSizes::of(&value);
+        let sizes = StrSizes::of_flagged(&value);
         for cap in [0, 1, 3, 7, 40, 100, 299, 1000] {
-            let mut cut = value.clone();
-            cut_strings(&mut cut, cap);
+            let cut = flagged(cut_copy(&value, cap));
             assert_eq!(
                 sizes.size_at(cap),
                 json_len_upto(&cut, usize::MAX),

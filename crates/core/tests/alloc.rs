@@ -1,19 +1,29 @@
-//! A dispatch in which no hook matches allocates nothing.
+//! Allocation bounds: a dispatch in which no hook runs allocates nothing, and truncating a
+//! payload costs memory proportional to what it keeps, not to how much of it needs escaping.
 //!
 //! This is its own test binary (not part of `tests/it`) because counting allocations needs a
-//! global allocator, which would otherwise count every other test too.
+//! global allocator, which would otherwise count every other test too. dhat allows one profiler
+//! at a time, so the tests take turns.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
+
+use serde_json::json;
+use tollgate_core::truncate::{HOOK_PAYLOAD_MAX_BYTES, truncate_payload};
+use tollgate_core::{Dispatcher, HookOptions, RegistryBuilder, ToolMatcher, hook_fn};
+use tollgate_protocol::{Event, Outcome};
 
 #[path = "../benches/setup.rs"]
 mod setup;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+static ONE_PROFILER: Mutex<()> = Mutex::new(());
 
 fn poll_to_completion<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -27,6 +37,7 @@ fn poll_to_completion<F: Future>(future: F) -> F::Output {
 
 #[test]
 fn dispatch_with_no_matching_hook_allocates_nothing() {
+    let _turn = ONE_PROFILER.lock().unwrap_or_else(|e| e.into_inner());
     let _profiler = dhat::Profiler::builder().testing().build();
     let dispatcher = setup::dispatcher(100, 10);
     let unmatched = setup::payload("sql_query");
@@ -49,4 +60,64 @@ fn dispatch_with_no_matching_hook_allocates_nothing() {
     let outcome = poll_to_completion(dispatcher.dispatch(matched));
     assert_eq!(outcome.runs.len(), 10);
     assert!(dhat::HeapStats::get().total_blocks > after.total_blocks);
+}
+
+#[test]
+fn hooks_whose_matcher_declines_allocate_nothing() {
+    let _turn = ONE_PROFILER.lock().unwrap_or_else(|e| e.into_inner());
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let mut hooks = RegistryBuilder::new();
+    for i in 0..5 {
+        let hook =
+            hook_fn(format!("declines-{i}"), |_| async { Ok(Outcome::allow()) }).when(|_| false);
+        hooks.register(Event::PreToolUse, hook);
+        let hook = hook_fn(format!("end-{i}"), |_| async { Ok(Outcome::allow()) }).when(|_| false);
+        hooks.register(Event::SessionEnd, hook);
+    }
+    let only_sql = HookOptions::default().tools(ToolMatcher::one("sql_*").unwrap());
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("sql", |_| async { Ok(Outcome::allow()) }),
+        only_sql,
+    );
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let call = setup::payload("bash_code_execute_tool");
+    let end = std::sync::Arc::new(tollgate_protocol::Payload::new(
+        Default::default(),
+        tollgate_protocol::SessionEnd {
+            status: tollgate_protocol::SessionEndStatus::Completed,
+            error: None,
+        },
+    ));
+    poll_to_completion(dispatcher.dispatch(call.clone()));
+
+    let before = dhat::HeapStats::get();
+    for _ in 0..10 {
+        assert!(
+            poll_to_completion(dispatcher.dispatch(call.clone()))
+                .runs
+                .is_empty()
+        );
+        assert!(
+            poll_to_completion(dispatcher.dispatch(end.clone()))
+                .runs
+                .is_empty()
+        );
+    }
+    assert_eq!(dhat::HeapStats::get().total_blocks, before.total_blocks);
+}
+
+#[test]
+fn truncating_escape_heavy_strings_costs_less_memory_than_the_input() {
+    let _turn = ONE_PROFILER.lock().unwrap_or_else(|e| e.into_inner());
+    let input_bytes = 8 << 20;
+    let payload = json!({"event": "post_tool_use", "tool_result": "\"".repeat(input_bytes)});
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let truncated = truncate_payload(&payload, HOOK_PAYLOAD_MAX_BYTES);
+    assert!(serde_json::to_string(&*truncated).unwrap().len() <= HOOK_PAYLOAD_MAX_BYTES);
+    let peak = dhat::HeapStats::get().max_bytes;
+    assert!(
+        peak < input_bytes,
+        "peak {peak} bytes to truncate {input_bytes} bytes of quotes"
+    );
 }

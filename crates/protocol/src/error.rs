@@ -10,7 +10,9 @@ pub enum ProtocolError {
     )]
     UnknownEvent(String),
     /// A custom event name that is empty, too long, or holds a character outside `[A-Za-z0-9_.:-]`.
-    #[error("invalid custom event name `{0}` (1-128 bytes of [A-Za-z0-9_.:-])")]
+    #[error(
+        "invalid custom event name `{0}` (1-128 bytes of [A-Za-z0-9_.:-], not a built-in event's name)"
+    )]
     InvalidEventName(String),
     /// A wire payload or outcome whose JSON does not have the documented shape.
     #[error("invalid {what}: {message}")]

@@ -66,10 +66,19 @@ impl CustomEvent {
     ///
     /// # Errors
     /// [`ProtocolError::InvalidEventName`] when the name is empty, longer than
-    /// [`Self::MAX_LEN`] bytes, or holds a character outside `[A-Za-z0-9_.:-]`.
+    /// [`Self::MAX_LEN`] bytes, holds a character outside `[A-Za-z0-9_.:-]`, starts with
+    /// `custom:` again, or is the canonical name or an alias of a built-in event (a custom
+    /// event must never be mistaken for one).
     pub fn new(name: &str) -> Result<Self, ProtocolError> {
         let valid_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
-        if name.is_empty() || name.len() > Self::MAX_LEN || !name.chars().all(valid_char) {
+        let builtin = BUILTIN_EVENTS.iter().any(|e| e.as_str() == name)
+            || ALIASES.iter().any(|(alias, _)| *alias == name);
+        if name.is_empty()
+            || name.len() > Self::MAX_LEN
+            || !name.chars().all(valid_char)
+            || name.starts_with(CUSTOM_PREFIX)
+            || builtin
+        {
             return Err(ProtocolError::InvalidEventName(name.to_owned()));
         }
         Ok(Self(Arc::from(name)))

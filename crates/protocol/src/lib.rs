@@ -31,7 +31,7 @@ pub mod payload;
 pub mod schema;
 pub mod wire;
 
-pub use error::{ProtocolError, Result};
+pub use error::ProtocolError;
 pub use event::{ALIASES, BUILTIN_EVENTS, CustomEvent, Event};
 pub use outcome::{
     Decision, FailureMode, HookKind, HookSource, Outcome, Rewrite, RunStatus, SideEffect,

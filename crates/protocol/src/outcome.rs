@@ -129,14 +129,16 @@ impl Outcome {
         Self::from(Decision::ask(reason))
     }
 
-    /// Replaces the tool call's arguments (valid on `pre_tool_use` only).
+    /// Replaces the tool call's arguments (valid on `pre_tool_use` only). An outcome carries one
+    /// rewrite: this replaces an earlier [`Outcome::with_result`].
     #[must_use]
     pub fn with_args(mut self, args: Value) -> Self {
         self.rewrite = Some(Rewrite::Args(args));
         self
     }
 
-    /// Replaces the tool's result (valid on `post_tool_use` only).
+    /// Replaces the tool's result (valid on `post_tool_use` only). An outcome carries one
+    /// rewrite: this replaces an earlier [`Outcome::with_args`].
     #[must_use]
     pub fn with_result(mut self, result: Value) -> Self {
         self.rewrite = Some(Rewrite::Result(result));

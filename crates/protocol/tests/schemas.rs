@@ -267,3 +267,60 @@ fn rewrites_are_exclusive_and_consistent() {
         "typo must not be ignored"
     );
 }
+
+#[test]
+fn a_rewrite_to_null_is_a_rewrite_and_an_absent_field_is_none() {
+    assert_eq!(
+        outcome(json!({"modified_result": null})).map(|o| o.rewrite),
+        Ok(Some(Rewrite::Result(Value::Null)))
+    );
+    assert_eq!(
+        outcome(json!({"hookSpecificOutput": {"updatedInput": null}})).map(|o| o.rewrite),
+        Ok(Some(Rewrite::Args(Value::Null)))
+    );
+    assert_eq!(outcome(json!({"reason": "x"})).map(|o| o.rewrite), Ok(None));
+    let stop = parse(with_common(
+        "subagent_stop",
+        json!({"task_id":"k","agent_type":"a","success":true,"status":"completed","duration_seconds":1.0,"result":null}),
+    ));
+    match stop.map(|p| p.data) {
+        Ok(EventData::SubagentStop(stop)) => {
+            assert_eq!(stop.ending, SubagentEnding::Result(Value::Null))
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_subagent_ending_must_agree_with_its_status() {
+    let contradictions = [
+        json!({"task_id":"k","agent_type":"a","success":true,"status":"completed","duration_seconds":1.0,"error":"boom"}),
+        json!({"task_id":"k","agent_type":"a","success":false,"status":"failed","duration_seconds":1.0,"result":{"ok":1}}),
+        json!({"task_id":"k","agent_type":"a","success":false,"status":"timed_out","duration_seconds":1.0,"result":1}),
+    ];
+    for fields in contradictions {
+        assert!(
+            parse(with_common("subagent_stop", fields.clone())).is_err(),
+            "{fields}"
+        );
+    }
+    let cancelled = json!({"task_id":"k","agent_type":"a","success":false,"status":"cancelled","duration_seconds":1.0,"error":"user"});
+    assert!(parse(with_common("subagent_stop", cancelled)).is_ok());
+}
+
+#[test]
+fn an_error_message_denies_even_next_to_allow_true() {
+    assert_eq!(
+        outcome(json!({"allow": true, "error": "boom"})).map(|o| o.decision),
+        Ok(Decision::deny("boom"))
+    );
+}
+
+#[test]
+fn claude_codes_updated_mcp_tool_output_is_accepted() {
+    let wire = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "redacted"}});
+    assert_eq!(
+        outcome(wire).map(|o| o.rewrite),
+        Ok(Some(Rewrite::Result(json!("redacted"))))
+    );
+}

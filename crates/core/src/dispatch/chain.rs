@@ -1,16 +1,18 @@
 //! Folding hook outcomes: the waterfall, the deny short-circuit, strictest-wins, result
 //! chaining, concurrent notifications, and the permission gate's re-review.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::join_all;
-use serde_json::json;
+use serde_json::{Value, json};
 use tollgate_protocol::{
     Decision, Event, EventData, FailureMode, Outcome, Payload, Rewrite, RunStatus, SideEffect,
 };
 
-use super::run::{Settled, run, triggers};
+use super::run::{Settled, panic_message, run, triggers};
 use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
@@ -67,19 +69,18 @@ impl Chain {
     /// the first deny stops the chain.
     pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
         let candidates = hooks.candidates(self.current.match_target());
-        self.outcome.runs.reserve_exact(candidates.len());
-        // One clock read per hook: each run ends where the next one starts.
-        let mut start = Instant::now();
-        for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
+        for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
             let ctx = HookContext::new(self.current.clone());
-            let settled = match triggers(entry, &ctx) {
+            let (settled, duration) = match triggers(entry, &ctx) {
                 Ok(false) => continue,
-                Ok(true) => run(entry, ctx, start).await,
-                Err(message) => Settled::Failed(RunStatus::Crashed, message),
+                Ok(true) => run(entry, ctx).await,
+                Err(message) => (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO),
             };
-            let end = Instant::now();
-            let step = self.apply(entry, hooks.mode, settled, end - start);
-            start = end;
+            if self.outcome.runs.is_empty() {
+                // Allocate once, and only when a hook actually ran.
+                self.outcome.runs.reserve_exact(candidates.len() - n);
+            }
+            let step = self.apply(entry, hooks.mode, settled, duration);
             if let Step::Stop = step {
                 return;
             }
@@ -93,10 +94,7 @@ impl Chain {
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
     pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks) {
         let candidates = hooks.candidates(self.current.match_target());
-        if candidates.len() == 0 {
-            return;
-        }
-        let mut selected = Vec::with_capacity(candidates.len());
+        let mut selected = Vec::new();
         for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
             let ctx = HookContext::new(self.current.clone());
             match triggers(entry, &ctx) {
@@ -105,13 +103,17 @@ impl Chain {
                 Err(message) => selected.push((entry, Err(message))),
             }
         }
+        if selected.is_empty() {
+            return;
+        }
         let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
-            let start = Instant::now();
-            let settled = match ctx {
-                Ok(ctx) => run(entry, ctx.clone(), start).await,
-                Err(message) => Settled::Failed(RunStatus::Crashed, message.clone()),
-            };
-            (settled, start.elapsed())
+            match ctx {
+                Ok(ctx) => run(entry, ctx.clone()).await,
+                Err(message) => (
+                    Settled::Failed(RunStatus::Crashed, message.clone()),
+                    Duration::ZERO,
+                ),
+            }
         }))
         .await;
         for ((entry, _), (settled, duration)) in selected.iter().zip(settled) {
@@ -128,14 +130,24 @@ impl Chain {
         if self.outcome.decision.is_deny() {
             return;
         }
-        let mut reviews = vec![(ReviewedArgs::Original, &call.tool_input)];
-        if let Some(args) = &self.outcome.modified_args
-            && args != &call.tool_input
+        let rewritten = self
+            .outcome
+            .modified_args
+            .as_ref()
+            .filter(|args| *args != &call.tool_input);
+        let reviews = [
+            Some((ReviewedArgs::Original, &call.tool_input)),
+            rewritten.map(|args| (ReviewedArgs::Rewritten, args)),
+        ];
+        let mut verdicts = [None, None];
+        for (slot, (which, args)) in verdicts
+            .iter_mut()
+            .zip(reviews)
+            .filter_map(|(slot, r)| Some((slot, r?)))
         {
-            reviews.push((ReviewedArgs::Rewritten, args));
+            *slot = Some((which, review_once(gate, &call.tool_name, args).await));
         }
-        for (which, args) in reviews {
-            let decision = gate.review(&call.tool_name, args).await;
+        for (which, decision) in verdicts.into_iter().flatten() {
             if decision.strictness() > self.outcome.decision.strictness() {
                 self.outcome.decision = decision.clone();
                 self.outcome.decided_by = Some(DecidedBy::PermissionGate);
@@ -157,7 +169,11 @@ impl Chain {
         let applied = match settled {
             Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
                 Ok(()) => self.answered(entry, mode, outcome),
-                Err(message) => self.failed(entry, mode, RunStatus::InvalidOutput, message),
+                Err(message) => {
+                    // What the hook did happened all the same; only its answer is void.
+                    self.record_side_effects(entry, outcome.side_effects);
+                    self.failed(entry, mode, RunStatus::InvalidOutput, message)
+                }
             },
             Settled::Failed(status, error) => self.failed(entry, mode, status, error),
         };
@@ -182,15 +198,8 @@ impl Chain {
             additional_context,
             side_effects,
         } = outcome;
-        if !side_effects.is_empty() {
-            let hook = &entry.name;
-            self.outcome
-                .side_effects
-                .extend(side_effects.into_iter().map(|effect| RecordedSideEffect {
-                    hook: hook.clone(),
-                    effect,
-                }));
-        }
+        self.record_side_effects(entry, side_effects);
+        let decision = with_default_reason(decision, &entry.name);
         if let Some(context) = additional_context {
             self.outcome.additional_context.push(context);
         }
@@ -206,7 +215,10 @@ impl Chain {
             applied.rewrote = true;
             self.rewrite(rewrite);
         }
-        if matches!(decision, Decision::Ask { .. }) && self.first_ask.is_none() {
+        // An ask after the call ran has nobody to ask: it is recorded, not folded.
+        let foldable_ask =
+            mode == DispatchMode::Blocking && matches!(decision, Decision::Ask { .. });
+        if foldable_ask && self.first_ask.is_none() {
             self.first_ask = Some((decision, entry.name.clone()));
         }
         applied
@@ -252,6 +264,19 @@ impl Chain {
         applied
     }
 
+    fn record_side_effects(&mut self, entry: &Entry, side_effects: Vec<SideEffect>) {
+        if side_effects.is_empty() {
+            return;
+        }
+        let hook = &entry.name;
+        self.outcome
+            .side_effects
+            .extend(side_effects.into_iter().map(|effect| RecordedSideEffect {
+                hook: hook.clone(),
+                effect,
+            }));
+    }
+
     fn deny(&mut self, decision: Decision, hook: &Arc<str>) -> Step {
         self.outcome.decision = decision;
         self.outcome.decided_by = Some(DecidedBy::Hook(hook.clone()));
@@ -289,4 +314,36 @@ fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
             "modified_result is only valid on post_tool_use, not on {other}"
         )),
     }
+}
+
+/// A deny or ask without a reason gets one naming the hook, so the model and the human always
+/// learn who decided.
+fn with_default_reason(decision: Decision, hook: &str) -> Decision {
+    match decision {
+        Decision::Deny { reason } if reason.trim().is_empty() => {
+            Decision::deny(format!("denied by hook `{hook}` (no reason given)"))
+        }
+        Decision::Ask { reason } if reason.trim().is_empty() => {
+            Decision::ask(format!("hook `{hook}` asks for approval (no reason given)"))
+        }
+        other => other,
+    }
+}
+
+/// One review by the gate. A panicking gate denies: the gate is policy, so it fails closed.
+async fn review_once(gate: &dyn PermissionGate, tool: &str, args: &Value) -> Decision {
+    let review = match catch_unwind(AssertUnwindSafe(|| gate.review(tool, args))) {
+        Ok(review) => review,
+        Err(panic) => return gate_crashed(panic),
+    };
+    match AssertUnwindSafe(review).catch_unwind().await {
+        Ok(decision) => decision,
+        Err(panic) => gate_crashed(panic),
+    }
+}
+
+fn gate_crashed(panic: Box<dyn std::any::Any + Send>) -> Decision {
+    let message = panic_message(panic);
+    tracing::warn!(error = %message, "permission gate panicked; denying");
+    Decision::deny(format!("the permission gate crashed: {message}"))
 }

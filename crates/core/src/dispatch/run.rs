@@ -5,7 +5,7 @@ use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::task::Poll;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use tokio::time::timeout;
@@ -25,15 +25,26 @@ pub(crate) enum Settled {
 /// Asks the hook's code matcher. A panic is reported as the message of a crashed run.
 pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, String> {
     catch_unwind(AssertUnwindSafe(|| entry.hook.should_trigger(ctx)))
-        .map_err(|panic| format!("should_trigger panicked: {}", panic_message(&*panic)))
+        .map_err(|panic| format!("should_trigger panicked: {}", panic_message(panic)))
 }
 
-/// Runs the hook under its deadline, counted from `start`, turning a panic or an error into a
-/// failure.
-pub(crate) async fn run(entry: &Entry, ctx: HookContext, start: Instant) -> Settled {
+/// Runs the hook under its deadline, turning a panic or an error into a failure. Returns how
+/// it settled and how long it took.
+pub(crate) async fn run(entry: &Entry, ctx: HookContext) -> (Settled, Duration) {
+    let start = Instant::now();
+    let settled = settle(entry, ctx, start).await;
+    let took = start.elapsed();
+    // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
+    if matches!(settled, Settled::Answered(_)) && took > entry.timeout {
+        return (timed_out(entry, Some(took)), took);
+    }
+    (settled, took)
+}
+
+async fn settle(entry: &Entry, ctx: HookContext, start: Instant) -> Settled {
     let future = match catch_unwind(AssertUnwindSafe(|| entry.hook.execute(ctx))) {
         Ok(future) => future,
-        Err(panic) => return crashed(&*panic),
+        Err(panic) => return crashed(panic),
     };
     let mut future = pin!(AssertUnwindSafe(future).catch_unwind());
     // Most in-process hooks finish on their first poll; only those that do not are put
@@ -42,19 +53,26 @@ pub(crate) async fn run(entry: &Entry, ctx: HookContext, start: Instant) -> Sett
         Some(answer) => answer,
         None => match timeout(entry.timeout.saturating_sub(start.elapsed()), future).await {
             Ok(answer) => answer,
-            Err(_) => {
-                return Settled::Failed(
-                    RunStatus::TimedOut,
-                    format!("deadline of {} s passed", entry.timeout.as_secs()),
-                );
-            }
+            Err(_) => return timed_out(entry, None),
         },
     };
     match answer {
         Ok(Ok(outcome)) => Settled::Answered(outcome),
         Ok(Err(error)) => Settled::Failed(error.kind().into(), error.message().to_owned()),
-        Err(panic) => crashed(&*panic),
+        Err(panic) => crashed(panic),
     }
+}
+
+fn timed_out(entry: &Entry, blocked_for: Option<Duration>) -> Settled {
+    let deadline = entry.timeout.as_secs();
+    let message = match blocked_for {
+        None => format!("deadline of {deadline} s passed"),
+        Some(took) => format!(
+            "deadline of {deadline} s passed: the hook answered after {} ms (it blocked its thread)",
+            took.as_millis()
+        ),
+    };
+    Settled::Failed(RunStatus::TimedOut, message)
 }
 
 async fn poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
@@ -65,19 +83,25 @@ async fn poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
     .await
 }
 
-fn crashed(panic: &(dyn Any + Send)) -> Settled {
+fn crashed(panic: Box<dyn Any + Send>) -> Settled {
     Settled::Failed(
         RunStatus::Crashed,
         format!("panicked: {}", panic_message(panic)),
     )
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(text) = panic.downcast_ref::<&str>() {
+/// The message of a panic payload. The payload is disposed of without letting its own `Drop`
+/// unwind into the dispatcher (a payload whose destructor panics is leaked instead).
+pub(crate) fn panic_message(panic: Box<dyn Any + Send>) -> String {
+    let message = if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = panic.downcast_ref::<String>() {
         text.clone()
     } else {
         "non-string panic payload".to_owned()
+    };
+    if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(panic))) {
+        std::mem::forget(second);
     }
+    message
 }

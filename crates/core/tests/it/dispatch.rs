@@ -528,3 +528,68 @@ async fn regression_empty_tools_list_is_never_widened_to_match_all() {
     }
     assert_eq!(count.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn an_invalid_outcome_keeps_its_side_effects_but_not_its_context() {
+    let mut hooks = RegistryBuilder::new();
+    let answer = Outcome::allow()
+        .with_args(json!({}))
+        .with_side_effect(SideEffect::new("audit", json!(1)))
+        .with_context("ctx");
+    hooks.register(Event::UserTurn, answering("rewriter", answer));
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let turn = tollgate_protocol::UserTurn {
+        prompt: "hi".into(),
+    };
+    let outcome = dispatcher
+        .dispatch(Arc::new(Payload::new(common("r"), turn)))
+        .await;
+    assert_eq!(outcome.runs[0].status, RunStatus::InvalidOutput);
+    let kinds: Vec<&str> = outcome
+        .side_effects
+        .iter()
+        .map(|s| s.effect.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["audit", "hook_failure"]);
+    assert!(outcome.additional_context.is_empty());
+}
+
+#[tokio::test]
+async fn on_post_tool_use_deny_withholds_the_result_and_ask_is_only_recorded() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register(Event::PostToolUse, answering("asker", Outcome::ask("look")));
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let asked = dispatcher
+        .dispatch(post_tool_use("read_file", json!("x")))
+        .await;
+    assert_eq!(asked.decision, Decision::Allow);
+    assert_eq!(asked.runs[0].decision, Some(Decision::ask("look")));
+
+    let mut hooks = RegistryBuilder::new();
+    hooks.register(
+        Event::PostToolUse,
+        answering("redactor", Outcome::deny("contains secrets")),
+    );
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let denied = dispatcher
+        .dispatch(post_tool_use("read_file", json!("x")))
+        .await;
+    assert_eq!(
+        denied.observation().as_deref(),
+        Some("Tool result withheld by hook `redactor`: contains secrets")
+    );
+}
+
+#[tokio::test]
+async fn a_deny_or_ask_without_a_reason_gets_one_naming_the_hook() {
+    let outcome = fold(vec![Outcome::deny("  ")]).await;
+    assert_eq!(
+        outcome.decision,
+        Decision::deny("denied by hook `h0` (no reason given)")
+    );
+    let outcome = fold(vec![Outcome::ask("")]).await;
+    assert_eq!(
+        outcome.decision.reason(),
+        Some("hook `h0` asks for approval (no reason given)")
+    );
+}

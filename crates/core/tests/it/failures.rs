@@ -255,3 +255,128 @@ async fn hooks_report_their_own_failure_kind() {
         assert_eq!(outcome.runs[0].error.as_deref(), Some("why"));
     }
 }
+
+#[tokio::test]
+async fn time_spent_in_a_skipped_hooks_matcher_is_not_charged_to_the_next_hook() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register(
+        Event::PreToolUse,
+        hook_fn("skipped", |_| async { Ok(Outcome::allow()) }).when(|_| {
+            std::thread::sleep(Duration::from_millis(1200));
+            false
+        }),
+    );
+    let one_second = HookOptions::default()
+        .timeout(HookTimeout::from_secs(1).unwrap())
+        .failure_mode(FailureMode::FailClosed);
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("fast", |_| async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok(Outcome::allow())
+        }),
+        one_second,
+    );
+    let outcome = Dispatcher::new(hooks.build().unwrap())
+        .dispatch(pre_tool_use("bash", json!({})))
+        .await;
+    assert_eq!(outcome.runs.len(), 1);
+    assert_eq!(outcome.runs[0].status, RunStatus::Completed);
+    assert!(outcome.runs[0].duration < Duration::from_secs(1));
+    assert_eq!(outcome.decision, Decision::Allow);
+}
+
+#[tokio::test]
+async fn a_hook_that_blocks_its_thread_past_the_deadline_counts_as_timed_out() {
+    let mut hooks = RegistryBuilder::new();
+    let one_second = HookOptions::default()
+        .timeout(HookTimeout::from_secs(1).unwrap())
+        .failure_mode(FailureMode::FailClosed);
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("blocker", |_| async {
+            std::thread::sleep(Duration::from_millis(1300));
+            Ok(Outcome::allow())
+        }),
+        one_second,
+    );
+    let outcome = Dispatcher::new(hooks.build().unwrap())
+        .dispatch(pre_tool_use("bash", json!({})))
+        .await;
+    assert_eq!(outcome.runs[0].status, RunStatus::TimedOut);
+    assert!(
+        outcome.runs[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("blocked its thread")
+    );
+    assert!(outcome.is_denied(), "its late allow is not trusted");
+}
+
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("and the payload's destructor panics too");
+    }
+}
+
+#[tokio::test]
+async fn a_panic_payload_whose_destructor_panics_stays_contained() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register(
+        Event::PreToolUse,
+        hook_fn("bomb", |_| async {
+            std::panic::panic_any(PanicsOnDrop);
+            #[allow(unreachable_code)]
+            Ok(Outcome::allow())
+        }),
+    );
+    let outcome = Dispatcher::new(hooks.build().unwrap())
+        .dispatch(pre_tool_use("bash", json!({})))
+        .await;
+    assert_eq!(outcome.runs[0].status, RunStatus::Crashed);
+    assert_eq!(
+        outcome.runs[0].error.as_deref(),
+        Some("panicked: non-string panic payload")
+    );
+}
+
+struct PanickingGate {
+    eager: bool,
+}
+
+impl tollgate_core::PermissionGate for PanickingGate {
+    fn review<'a>(
+        &'a self,
+        _tool: &'a str,
+        _args: &'a serde_json::Value,
+    ) -> tollgate_core::BoxFuture<'a, Decision> {
+        if self.eager {
+            panic!("gate bug before the future");
+        }
+        Box::pin(async { panic!("gate bug in the future") })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_permission_gate_denies_instead_of_crashing_the_dispatch() {
+    for eager in [true, false] {
+        let dispatcher = Dispatcher::new(RegistryBuilder::new().build().unwrap())
+            .with_permission_gate(Arc::new(PanickingGate { eager }));
+        let outcome = dispatcher.dispatch(pre_tool_use("bash", json!({}))).await;
+        assert!(outcome.is_denied());
+        assert!(
+            outcome
+                .decision
+                .reason()
+                .unwrap()
+                .contains("permission gate crashed")
+        );
+        assert_eq!(
+            outcome.decided_by,
+            Some(tollgate_core::DecidedBy::PermissionGate)
+        );
+    }
+}

@@ -12,8 +12,9 @@ use crate::outcome::{Decision, Outcome, Rewrite, SideEffect};
 /// A hook's answer on the wire. Every field is optional; `{}` means "no opinion".
 ///
 /// Native fields: `decision` (`allow` | `ask` | `deny`) with `reason`; or `allow: false` with
-/// `error` as the reason (an `error` without `allow` also denies); `modified_args`,
-/// `modified_result`, `additional_context`, `side_effects`.
+/// `error` as the reason (any `error` denies, even next to `allow: true`); `modified_args`,
+/// `modified_result` (`null` is a rewrite to `null`; leave the field out for no rewrite),
+/// `additional_context`, `side_effects`.
 ///
 /// Claude-Code-compatible fields: `decision: "block"` (deny) or `"approve"` (allow) with
 /// `reason`; `continue: false` with `stopReason` (deny); `hookSpecificOutput` with
@@ -39,10 +40,18 @@ pub struct OutcomeWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// New arguments for the tool call (`pre_tool_use` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub modified_args: Option<Value>,
     /// A new tool result (`post_tool_use` only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub modified_result: Option<Value>,
     /// Text added to the model's context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,13 +124,22 @@ pub struct HookSpecificOutputWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_decision_reason: Option<String>,
     /// New arguments for the tool call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub updated_input: Option<Value>,
     /// Text added to the model's context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_context: Option<String>,
-    /// A new tool result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A new tool result (Claude Code's `updatedMCPToolOutput` is accepted as an alias).
+    #[serde(
+        default,
+        alias = "updatedMCPToolOutput",
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub updated_tool_output: Option<Value>,
 }
 
@@ -212,6 +230,14 @@ impl From<&Outcome> for OutcomeWire {
     }
 }
 
+/// Reads a field that is present, `null` included, as `Some` (serde's default maps `null` to
+/// `None`, which would turn a rewrite to `null` into no rewrite).
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
 /// Reason used when a hook denies without saying why.
 pub const DEFAULT_DENY_REASON: &str = "denied by hook (no reason given)";
 /// Reason used when a hook asks without saying why.
@@ -277,7 +303,8 @@ fn fold_decisions(wire: &OutcomeWire, specific: &HookSpecificOutputWire) -> Deci
     if let Some(word) = wire.decision {
         votes.push(word_decision(word, reason(wire.reason.as_ref())));
     }
-    if wire.allow == Some(false) || (wire.error.is_some() && wire.allow.is_none()) {
+    // An error message is never an approval: `error` denies even next to `allow: true`.
+    if wire.allow == Some(false) || wire.error.is_some() {
         votes.push(word_decision(
             DecisionWire::Deny,
             reason(wire.error.as_ref()).or_else(|| reason(wire.reason.as_ref())),

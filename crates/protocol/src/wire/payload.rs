@@ -182,9 +182,14 @@ pub struct SubagentStopWire {
     /// How it ended.
     pub status: SubagentStatusWire,
     /// How long it ran, in seconds.
+    #[schemars(range(min = 0))]
     pub duration_seconds: f64,
-    /// What it returned (never together with `error`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What it returned (never together with `error`; `null` is a result).
+    #[serde(
+        default,
+        deserialize_with = "super::outcome::present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result: Option<Value>,
     /// Why it failed or stopped (never together with `result`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -566,6 +571,22 @@ fn subagent_stop(f: SubagentStopWire) -> Result<SubagentStop> {
         (None, Some(error)) => SubagentEnding::Error(error),
         (None, None) => SubagentEnding::Pending,
     };
+    let consistent = match (&ending, status) {
+        (SubagentEnding::Error(_), SubagentStatus::Completed) => false,
+        (SubagentEnding::Result(_), status) => status == SubagentStatus::Completed,
+        _ => true,
+    };
+    if !consistent {
+        return Err(ProtocolError::payload(format!(
+            "a `{}` sub-agent cannot carry {}",
+            status.as_str(),
+            if matches!(ending, SubagentEnding::Error(_)) {
+                "an `error`"
+            } else {
+                "a `result`"
+            }
+        )));
+    }
     Ok(SubagentStop {
         task_id: f.task_id,
         agent_type: f.agent_type,
