@@ -3,7 +3,7 @@
 //! See the crate documentation for the rules and a worked example.
 
 mod chain;
-mod run;
+pub(crate) mod run;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tollgate_protocol::{
     Decision, Event, FailureMode, HookKind, HookSource, Payload, RunStatus, SideEffect,
 };
 
+use crate::background::Background;
 use crate::hook::BoxFuture;
 use crate::registry::{DispatchMode, Registry};
 
@@ -201,6 +202,7 @@ pub struct Dispatcher {
     registry: Registry,
     gate: Option<Arc<dyn PermissionGate>>,
     mode: HooksMode,
+    background: Background,
 }
 
 impl Dispatcher {
@@ -210,7 +212,16 @@ impl Dispatcher {
             registry,
             gate: None,
             mode: HooksMode::Enforce,
+            background: Background::default(),
         }
+    }
+
+    /// Detaches fire-and-forget hooks onto `background` (shared with other dispatchers) instead
+    /// of this dispatcher's own queue.
+    #[must_use]
+    pub fn with_background(mut self, background: Background) -> Self {
+        self.background = background;
+        self
     }
 
     /// Attaches the permission gate that reviews `pre_tool_use` calls.
@@ -249,7 +260,9 @@ impl Dispatcher {
         let mut chain = Chain::new(DispatchOutcome::new(event, bypassed), payload.clone());
         if !bypassed && let Some(hooks) = self.registry.hooks(&chain.outcome.event) {
             match hooks.mode {
-                DispatchMode::Notification => chain.run_concurrently(hooks).await,
+                DispatchMode::Notification => {
+                    chain.run_concurrently(hooks, &self.background).await;
+                }
                 DispatchMode::Blocking | DispatchMode::Result => {
                     chain.run_sequentially(hooks).await
                 }

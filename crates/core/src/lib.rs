@@ -17,7 +17,8 @@
 //! 5. **Result events** (`post_tool_use`) run one after the other; `modified_result` chains and
 //!    the last one is what the model observes.
 //! 6. **Notification events** (every other event) run all matching hooks concurrently; their
-//!    decisions are recorded but not folded.
+//!    decisions are recorded but not folded. Hooks registered `fire_and_forget` are detached
+//!    onto a bounded [`Background`] queue instead and never delay the agent.
 //! 7. **Failures** (deadline, panic, returned error, invalid output such as `modified_result`
 //!    on `pre_tool_use`) are recorded as `timed_out`, `crashed`, `errored` or `invalid_output`
 //!    and resolved by the hook's [`FailureMode`](tollgate_protocol::FailureMode): `fail_open`
@@ -78,6 +79,7 @@
 //! # }
 //! ```
 
+mod background;
 mod candidates;
 mod dispatch;
 pub mod error;
@@ -87,6 +89,7 @@ mod registry;
 pub mod spill;
 pub mod truncate;
 
+pub use background::Background;
 pub use dispatch::{
     DecidedBy, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode, PermissionGate,
     RecordedSideEffect, ReviewedArgs,

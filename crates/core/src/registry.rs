@@ -83,9 +83,22 @@ pub struct HookOptions {
     pub failure_mode: FailureMode,
     /// Where the hook came from.
     pub source: HookSource,
+    /// On notification events, detach the hook onto the dispatcher's [`Background`] queue
+    /// instead of waiting for it; its outcome is logged, not recorded. On other events the hook
+    /// runs as usual (its decision is needed).
+    ///
+    /// [`Background`]: crate::Background
+    pub fire_and_forget: bool,
 }
 
 impl HookOptions {
+    /// Sets fire-and-forget.
+    #[must_use]
+    pub fn fire_and_forget(mut self, detached: bool) -> Self {
+        self.fire_and_forget = detached;
+        self
+    }
+
     /// Sets the priority.
     #[must_use]
     pub fn priority(mut self, priority: i32) -> Self {
@@ -131,6 +144,7 @@ pub(crate) struct Entry {
     pub(crate) timeout: Duration,
     pub(crate) failure_mode: FailureMode,
     pub(crate) source: HookSource,
+    pub(crate) fire_and_forget: bool,
 }
 
 /// Collects hooks for one run; [`RegistryBuilder::build`] freezes them into a [`Registry`].
@@ -193,6 +207,7 @@ impl RegistryBuilder {
                 timeout: options.timeout.duration(),
                 failure_mode: options.failure_mode,
                 source: options.source,
+                fire_and_forget: options.fire_and_forget,
                 hook,
             };
             grouped

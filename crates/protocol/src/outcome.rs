@@ -257,7 +257,8 @@ impl FailureMode {
 }
 
 /// How one hook run ended, as recorded in the trace. Only `Completed` carries the hook's own
-/// decision; every other status is a hook failure, resolved by the hook's failure mode.
+/// decision; `Detached` means the hook was handed to the background queue (fire-and-forget);
+/// every other status is a hook failure, resolved by the hook's failure mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RunStatus {
@@ -273,6 +274,10 @@ pub enum RunStatus {
     Refused,
     /// It answered something that is not a valid outcome for the event.
     InvalidOutput,
+    /// It was detached onto the background queue (fire-and-forget); its outcome is logged.
+    Detached,
+    /// It was to be detached, but the background queue was full.
+    Dropped,
 }
 
 impl RunStatus {
@@ -285,6 +290,8 @@ impl RunStatus {
             Self::Errored => "errored",
             Self::Refused => "refused",
             Self::InvalidOutput => "invalid_output",
+            Self::Detached => "detached",
+            Self::Dropped => "dropped",
         }
     }
 }

@@ -17,6 +17,7 @@ use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
 };
+use crate::background::Background;
 use crate::candidates::EventHooks;
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
@@ -73,7 +74,7 @@ impl Chain {
             let ctx = HookContext::new(self.current.clone());
             let (settled, duration) = match triggers(entry, &ctx) {
                 Ok(false) => continue,
-                Ok(true) => run(entry, ctx).await,
+                Ok(true) => run(&*entry.hook, entry.timeout, ctx).await,
                 Err(message) => (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO),
             };
             if self.outcome.runs.is_empty() {
@@ -92,13 +93,14 @@ impl Chain {
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
-    pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks) {
+    pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks, background: &Background) {
         let candidates = hooks.candidates(self.current.match_target());
         let mut selected = Vec::new();
         for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
             let ctx = HookContext::new(self.current.clone());
             match triggers(entry, &ctx) {
                 Ok(false) => {}
+                Ok(true) if entry.fire_and_forget => self.detach(entry, ctx, background),
                 Ok(true) => selected.push((entry, Ok(ctx))),
                 Err(message) => selected.push((entry, Err(message))),
             }
@@ -108,7 +110,7 @@ impl Chain {
         }
         let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
             match ctx {
-                Ok(ctx) => run(entry, ctx.clone()).await,
+                Ok(ctx) => run(&*entry.hook, entry.timeout, ctx.clone()).await,
                 Err(message) => (
                     Settled::Failed(RunStatus::Crashed, message.clone()),
                     Duration::ZERO,
@@ -262,6 +264,33 @@ impl Chain {
         }
         applied.error = Some(error);
         applied
+    }
+
+    /// Hands a fire-and-forget hook to the background queue and records that it did (or that
+    /// the queue was full and the hook was dropped).
+    fn detach(&mut self, entry: &Entry, ctx: HookContext, background: &Background) {
+        let hook = entry.hook.clone();
+        let queued = background.detach(hook, entry.name.clone(), entry.timeout, ctx);
+        let (status, error) = if queued {
+            (RunStatus::Detached, None)
+        } else {
+            tracing::warn!(hook = %entry.name, event = %self.outcome.event, "background queue full; fire-and-forget hook dropped");
+            (
+                RunStatus::Dropped,
+                Some("the background queue is full".to_owned()),
+            )
+        };
+        self.outcome.runs.push(HookRun {
+            hook: entry.name.clone(),
+            kind: entry.kind,
+            source: entry.source,
+            status,
+            decision: None,
+            error,
+            failure_mode: entry.failure_mode,
+            duration: Duration::ZERO,
+            rewrote: false,
+        });
     }
 
     fn record_side_effects(&mut self, entry: &Entry, side_effects: Vec<SideEffect>) {

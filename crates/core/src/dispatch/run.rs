@@ -11,7 +11,7 @@ use futures::FutureExt;
 use tokio::time::timeout;
 use tollgate_protocol::{Outcome, RunStatus};
 
-use crate::hook::HookContext;
+use crate::hook::{Hook, HookContext};
 use crate::registry::Entry;
 
 /// How one hook run ended, before the failure mode is applied.
@@ -30,19 +30,23 @@ pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, String>
 
 /// Runs the hook under its deadline, turning a panic or an error into a failure. Returns how
 /// it settled and how long it took.
-pub(crate) async fn run(entry: &Entry, ctx: HookContext) -> (Settled, Duration) {
+pub(crate) async fn run(
+    hook: &dyn Hook,
+    deadline: Duration,
+    ctx: HookContext,
+) -> (Settled, Duration) {
     let start = Instant::now();
-    let settled = settle(entry, ctx, start).await;
+    let settled = settle(hook, deadline, ctx, start).await;
     let took = start.elapsed();
     // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
-    if matches!(settled, Settled::Answered(_)) && took > entry.timeout {
-        return (timed_out(entry, Some(took)), took);
+    if matches!(settled, Settled::Answered(_)) && took > deadline {
+        return (timed_out(deadline, Some(took)), took);
     }
     (settled, took)
 }
 
-async fn settle(entry: &Entry, ctx: HookContext, start: Instant) -> Settled {
-    let future = match catch_unwind(AssertUnwindSafe(|| entry.hook.execute(ctx))) {
+async fn settle(hook: &dyn Hook, deadline: Duration, ctx: HookContext, start: Instant) -> Settled {
+    let future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
         Ok(future) => future,
         Err(panic) => return crashed(panic),
     };
@@ -51,9 +55,9 @@ async fn settle(entry: &Entry, ctx: HookContext, start: Instant) -> Settled {
     // under a timer, which keeps the common path free of timer registration.
     let answer = match poll_once(future.as_mut()).await {
         Some(answer) => answer,
-        None => match timeout(entry.timeout.saturating_sub(start.elapsed()), future).await {
+        None => match timeout(deadline.saturating_sub(start.elapsed()), future).await {
             Ok(answer) => answer,
-            Err(_) => return timed_out(entry, None),
+            Err(_) => return timed_out(deadline, None),
         },
     };
     match answer {
@@ -63,8 +67,8 @@ async fn settle(entry: &Entry, ctx: HookContext, start: Instant) -> Settled {
     }
 }
 
-fn timed_out(entry: &Entry, blocked_for: Option<Duration>) -> Settled {
-    let deadline = entry.timeout.as_secs();
+fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
+    let deadline = deadline.as_secs();
     let message = match blocked_for {
         None => format!("deadline of {deadline} s passed"),
         Some(took) => format!(

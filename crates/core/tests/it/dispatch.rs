@@ -593,3 +593,98 @@ async fn a_deny_or_ask_without_a_reason_gets_one_naming_the_hook() {
         Some("hook `h0` asks for approval (no reason given)")
     );
 }
+
+#[tokio::test]
+async fn fire_and_forget_hooks_never_delay_the_dispatch_and_still_run() {
+    // The hook waits for a message the test only sends after dispatch returned: had the
+    // dispatch waited for the hook, it could never have returned.
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let released = Arc::new(tokio::sync::Mutex::new(Some(released)));
+    let (done, finished) = tokio::sync::oneshot::channel::<String>();
+    let done = Arc::new(Mutex::new(Some(done)));
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::SessionEnd,
+        hook_fn("webhook", move |ctx| {
+            let (released, done) = (released.clone(), done.clone());
+            async move {
+                if let Some(released) = released.lock().await.take() {
+                    let _ = released.await;
+                }
+                if let Some(done) = done.lock().unwrap().take() {
+                    let _ = done.send(ctx.payload().common.run_id.clone());
+                }
+                Ok(Outcome::allow())
+            }
+        }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let end = tollgate_protocol::SessionEnd {
+        status: tollgate_protocol::SessionEndStatus::Completed,
+        error: None,
+    };
+    let outcome = dispatcher
+        .dispatch(Arc::new(Payload::new(common("run-9"), end)))
+        .await;
+    assert_eq!(outcome.runs[0].status, RunStatus::Detached);
+    drop(dispatcher); // the run ends; the detached hook goes on
+    release.send(()).unwrap();
+    assert_eq!(finished.await.unwrap(), "run-9");
+}
+
+#[tokio::test]
+async fn a_full_background_queue_drops_fire_and_forget_hooks() {
+    let background = tollgate_core::Background::new(1, 1);
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let mut hooks = RegistryBuilder::new();
+    let waiting = gate.clone();
+    hooks.register_with(
+        Event::SessionStart,
+        hook_fn("slow", move |_| {
+            let waiting = waiting.clone();
+            async move {
+                waiting.notified().await;
+                Ok(Outcome::allow())
+            }
+        }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_background(background.clone());
+    let start = || {
+        Arc::new(Payload::new(
+            common("r"),
+            tollgate_protocol::EventData::SessionStart,
+        ))
+    };
+    let first = dispatcher.dispatch(start()).await;
+    let second = dispatcher.dispatch(start()).await;
+    assert_eq!(first.runs[0].status, RunStatus::Detached);
+    assert_eq!(second.runs[0].status, RunStatus::Dropped);
+    assert_eq!(background.pending(), 1);
+    gate.notify_one();
+    while background.pending() > 0 {
+        tokio::task::yield_now().await;
+    }
+    let third = dispatcher.dispatch(start()).await;
+    assert_eq!(
+        third.runs[0].status,
+        RunStatus::Detached,
+        "the queue has room again"
+    );
+    gate.notify_one();
+}
+
+#[tokio::test]
+async fn fire_and_forget_on_a_blocking_event_still_decides() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        answering("guard", Outcome::deny("no")),
+        HookOptions::default().fire_and_forget(true),
+    );
+    let outcome = Dispatcher::new(hooks.build().unwrap())
+        .dispatch(pre_tool_use("bash", json!({})))
+        .await;
+    assert!(outcome.is_denied());
+}

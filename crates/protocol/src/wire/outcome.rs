@@ -166,7 +166,8 @@ pub struct HookRunWire {
     pub source: String,
     /// The event it ran for.
     pub event: String,
-    /// `completed`, `timed_out`, `crashed`, `errored`, `refused` or `invalid_output`.
+    /// `completed`, `timed_out`, `crashed`, `errored`, `refused`, `invalid_output`, `detached`
+    /// (fire-and-forget) or `dropped` (the background queue was full).
     pub status: String,
     /// What the run counted as after the failure mode was applied: `allow`, `ask`, `deny`, or
     /// absent when a failed hook was skipped (`fail_open`).

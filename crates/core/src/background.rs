@@ -1,0 +1,112 @@
+//! The bounded queue that fire-and-forget hooks are detached onto (DESIGN.md §2 rule 6).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tollgate_protocol::Event;
+
+use crate::dispatch::run::{Settled, run};
+use crate::hook::{Hook, HookContext};
+
+/// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
+/// `capacity` waiting or running at once and at most `in_flight` running at once. A hook
+/// detached onto a full queue is dropped and logged at WARN; a detached hook's failure is
+/// logged at WARN. Detached hooks keep their deadline.
+///
+/// Cloning shares the queue: give one to every [`Dispatcher`](crate::Dispatcher) of a process
+/// to bound them together (by default each dispatcher has its own).
+#[derive(Clone, Debug)]
+pub struct Background {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    capacity: usize,
+    pending: AtomicUsize,
+    in_flight: Arc<Semaphore>,
+}
+
+/// Decrements the pending count when a detached run ends, also when its task is cancelled.
+struct Pending(Arc<Inner>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Default for Background {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_CAPACITY, Self::DEFAULT_IN_FLIGHT)
+    }
+}
+
+impl Background {
+    /// Default number of detached hooks waiting or running.
+    pub const DEFAULT_CAPACITY: usize = 1024;
+    /// Default number of detached hooks running at once.
+    pub const DEFAULT_IN_FLIGHT: usize = 32;
+
+    /// A queue holding at most `capacity` hooks, running at most `in_flight` of them at once
+    /// (both at least 1).
+    pub fn new(capacity: usize, in_flight: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                capacity: capacity.max(1),
+                pending: AtomicUsize::new(0),
+                in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
+            }),
+        }
+    }
+
+    /// Detached hooks waiting or running now.
+    pub fn pending(&self) -> usize {
+        self.inner.pending.load(Ordering::Acquire)
+    }
+
+    /// Spawns the hook onto the current Tokio runtime, or returns `false` when the queue is
+    /// full.
+    pub(crate) fn detach(
+        &self,
+        hook: Arc<dyn Hook>,
+        name: Arc<str>,
+        deadline: Duration,
+        ctx: HookContext,
+    ) -> bool {
+        let inner = &self.inner;
+        if inner.pending.fetch_add(1, Ordering::AcqRel) >= inner.capacity {
+            inner.pending.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        let pending = Pending(inner.clone());
+        let in_flight = inner.in_flight.clone();
+        tokio::spawn(async move {
+            let _pending = pending;
+            let Ok(_permit) = in_flight.acquire_owned().await else {
+                return;
+            };
+            let event = ctx.event();
+            let (settled, took) = run(&*hook, deadline, ctx).await;
+            log_detached(&name, &event, settled, took);
+        });
+        true
+    }
+}
+
+fn log_detached(hook: &str, event: &Event, settled: Settled, took: Duration) {
+    let duration_ms = took.as_millis();
+    match settled {
+        Settled::Answered(_) => {
+            tracing::debug!(hook, %event, duration_ms, "detached hook completed");
+        }
+        Settled::Failed(status, error) => {
+            tracing::warn!(
+                hook, %event, duration_ms, status = status.as_str(), error = %error,
+                "detached hook failed"
+            );
+        }
+    }
+}
