@@ -89,8 +89,9 @@ impl Background {
                 return;
             };
             let event = ctx.event();
-            let (settled, took) = run(&*hook, deadline, ctx).await;
-            log_detached(&name, &event, settled, took);
+            let start = std::time::Instant::now();
+            let ran = run(&*hook, deadline, ctx, start).await;
+            log_detached(&name, &event, ran.settled, ran.took);
         });
         true
     }

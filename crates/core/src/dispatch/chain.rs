@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::join_all;
@@ -70,18 +70,35 @@ impl Chain {
     /// the first deny stops the chain.
     pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
         let candidates = hooks.candidates(self.current.match_target());
+        // Clock readings serialize the CPU, so each run's end is the next run's start, unless
+        // anything slow happened in between (a matcher that declined, a rewrite).
+        let mut now: Option<Instant> = None;
         for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
             let ctx = HookContext::new(self.current.clone());
             let (settled, duration) = match triggers(entry, &ctx) {
-                Ok(false) => continue,
-                Ok(true) => run(&*entry.hook, entry.timeout, ctx).await,
-                Err(message) => (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO),
+                Ok(false) => {
+                    now = None;
+                    continue;
+                }
+                Ok(true) => {
+                    let start = now.unwrap_or_else(Instant::now);
+                    let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
+                    now = Some(ran.end);
+                    (ran.settled, ran.took)
+                }
+                Err(message) => {
+                    now = None;
+                    (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO)
+                }
             };
             if self.outcome.runs.is_empty() {
                 // Allocate once, and only when a hook actually ran.
                 self.outcome.runs.reserve_exact(candidates.len() - n);
             }
             let step = self.apply(entry, hooks.mode, settled, duration);
+            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+                now = None; // the rewrite cloned the payload
+            }
             if let Step::Stop = step {
                 return;
             }
@@ -109,8 +126,12 @@ impl Chain {
             return;
         }
         let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
+            let start = Instant::now();
             match ctx {
-                Ok(ctx) => run(&*entry.hook, entry.timeout, ctx.clone()).await,
+                Ok(ctx) => {
+                    let ran = run(&*entry.hook, entry.timeout, ctx.clone(), start).await;
+                    (ran.settled, ran.took)
+                }
                 Err(message) => (
                     Settled::Failed(RunStatus::Crashed, message.clone()),
                     Duration::ZERO,

@@ -28,43 +28,53 @@ pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, String>
         .map_err(|panic| format!("should_trigger panicked: {}", panic_message(panic)))
 }
 
-/// Runs the hook under its deadline, turning a panic or an error into a failure. Returns how
-/// it settled and how long it took.
+/// How a run settled, when it ended and how long it took.
+pub(crate) struct Ran {
+    pub(crate) settled: Settled,
+    pub(crate) end: Instant,
+    pub(crate) took: Duration,
+}
+
+/// Runs the hook under its deadline, counted from `start` (a clock reading taken just before),
+/// turning a panic or an error into a failure.
 pub(crate) async fn run(
     hook: &dyn Hook,
     deadline: Duration,
     ctx: HookContext,
-) -> (Settled, Duration) {
-    let start = Instant::now();
-    let settled = settle(hook, deadline, ctx, start).await;
-    let took = start.elapsed();
+    start: Instant,
+) -> Ran {
+    let settled = 'settled: {
+        let future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
+            Ok(future) => future,
+            Err(panic) => break 'settled crashed(panic),
+        };
+        let mut future = pin!(AssertUnwindSafe(future).catch_unwind());
+        // Most in-process hooks finish on their first poll; only those that do not are put
+        // under a timer, which keeps the common path free of timer registration.
+        let answer = match poll_once(future.as_mut()).await {
+            Some(answer) => answer,
+            // Boxed so the timer lives on the heap only for hooks that need it; inline, it
+            // would bloat every run's state.
+            None => match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), future)).await
+            {
+                Ok(answer) => answer,
+                Err(_) => break 'settled timed_out(deadline, None),
+            },
+        };
+        match answer {
+            Ok(Ok(outcome)) => Settled::Answered(outcome),
+            Ok(Err(error)) => Settled::Failed(error.kind().into(), error.message().to_owned()),
+            Err(panic) => crashed(panic),
+        }
+    };
+    let end = Instant::now();
+    let took = end.saturating_duration_since(start);
     // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
-    if matches!(settled, Settled::Answered(_)) && took > deadline {
-        return (timed_out(deadline, Some(took)), took);
-    }
-    (settled, took)
-}
-
-async fn settle(hook: &dyn Hook, deadline: Duration, ctx: HookContext, start: Instant) -> Settled {
-    let future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
-        Ok(future) => future,
-        Err(panic) => return crashed(panic),
+    let settled = match settled {
+        Settled::Answered(_) if took > deadline => timed_out(deadline, Some(took)),
+        settled => settled,
     };
-    let mut future = pin!(AssertUnwindSafe(future).catch_unwind());
-    // Most in-process hooks finish on their first poll; only those that do not are put
-    // under a timer, which keeps the common path free of timer registration.
-    let answer = match poll_once(future.as_mut()).await {
-        Some(answer) => answer,
-        None => match timeout(deadline.saturating_sub(start.elapsed()), future).await {
-            Ok(answer) => answer,
-            Err(_) => return timed_out(deadline, None),
-        },
-    };
-    match answer {
-        Ok(Ok(outcome)) => Settled::Answered(outcome),
-        Ok(Err(error)) => Settled::Failed(error.kind().into(), error.message().to_owned()),
-        Err(panic) => crashed(panic),
-    }
+    Ran { settled, end, took }
 }
 
 fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
