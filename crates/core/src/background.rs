@@ -89,7 +89,7 @@ impl Background {
                 return;
             };
             let event = ctx.event();
-            let start = std::time::Instant::now();
+            let start = quanta::Instant::now();
             let ran = run(&*hook, deadline, ctx, start).await;
             log_detached(&name, &event, ran.settled, ran.took);
         });

@@ -3,7 +3,9 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use quanta::Instant;
 
 use futures::FutureExt;
 use futures::future::join_all;

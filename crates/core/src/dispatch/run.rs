@@ -5,7 +5,9 @@ use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use quanta::Instant;
 
 use futures::FutureExt;
 use tokio::time::timeout;
