@@ -1,0 +1,283 @@
+//! Rules on a command's name and arguments: destructive, privileged, persistent or
+//! network-exposing commands.
+
+use super::{Parsed, parse_args};
+use crate::paths;
+use crate::rules::RuleId;
+use crate::walk::{Analyzer, Call};
+use crate::word::{UNKNOWN, Word};
+
+/// Checks the command `base` with arguments `args`.
+pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    match base {
+        "rm" => rm(a, args, call),
+        "chmod" | "chown" | "chgrp" => permissions(a, base, args, call),
+        "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "blkdiscard" => disk(a, base, call),
+        _ if base.starts_with("mkfs") || base.starts_with("newfs") => disk(a, base, call),
+        "wipefs" => {
+            let p = parse_args(args, "ot", &["offset", "types", "backup"]);
+            if p.has('a', "all") || p.has('o', "offset") {
+                disk(a, base, call);
+            }
+        }
+        "diskutil" => {
+            let verb = args.first().and_then(Word::lit).unwrap_or_default();
+            if verb.starts_with("erase")
+                || matches!(
+                    verb,
+                    "zeroDisk" | "secureErase" | "partitionDisk" | "randomDisk"
+                )
+            {
+                disk(a, base, call);
+            }
+        }
+        "history" => {
+            let p = parse_args(args, "d", &[]);
+            if p.short.contains('c') {
+                a.report(
+                    RuleId::HistoryTamper,
+                    call.span.clone(),
+                    "`history -c` erases the shell history",
+                );
+            }
+        }
+        "set" => {
+            let off = args
+                .windows(2)
+                .any(|w| w[0].lit() == Some("+o") && w[1].lit() == Some("history"));
+            if off {
+                a.report(
+                    RuleId::HistoryTamper,
+                    call.span.clone(),
+                    "`set +o history` stops recording history",
+                );
+            }
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => shutdown(a, base, call),
+        "init" | "telinit" if matches!(args.first().and_then(Word::lit), Some("0" | "6")) => {
+            shutdown(a, base, call)
+        }
+        "systemctl" => systemctl(a, args, call),
+        "kill" => kill(a, args, call),
+        "crontab" => crontab(a, args, call),
+        "at" | "batch" => at(a, base, args, call),
+        "launchctl"
+            if matches!(
+                args.first().and_then(Word::lit),
+                Some("load" | "bootstrap" | "enable" | "submit")
+            ) =>
+        {
+            service(a, "launchctl", call);
+        }
+        "update-rc.d"
+            if args
+                .iter()
+                .any(|w| matches!(w.lit(), Some("defaults" | "enable"))) =>
+        {
+            service(a, base, call)
+        }
+        "chkconfig" if args.iter().any(|w| w.lit() == Some("on")) => service(a, base, call),
+        "nc" | "ncat" | "netcat" | "nc.traditional" | "nc.openbsd" => netcat(a, base, args, call),
+        "socat" => {
+            let exec = args.iter().filter_map(Word::lit).any(|t| {
+                let upper = t.to_ascii_uppercase();
+                upper.starts_with("EXEC:") || upper.starts_with("SYSTEM:")
+            });
+            if exec {
+                a.report(
+                    RuleId::ReverseShell,
+                    call.span.clone(),
+                    "`socat` connects a program to a socket (`EXEC:`/`SYSTEM:`)",
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+fn shown(path: &str) -> String {
+    path.replace(UNKNOWN, "…")
+}
+
+/// `rm` with `-r`: refused when a target is protected, or run-time input (`xargs`).
+fn rm(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
+    let p = parse_args(args, "", &[]);
+    let recursive = p.has('r', "recursive") || p.short.contains('R') || p.dynamic;
+    for target in &p.operands {
+        if paths::sensitive(&target.text) == Some(paths::Sensitive::History) {
+            a.report(
+                RuleId::HistoryTamper,
+                call.span.clone(),
+                format!(
+                    "`rm` deletes a shell history file (`{}`)",
+                    shown(&target.text)
+                ),
+            );
+        }
+    }
+    if !recursive {
+        return;
+    }
+    let hit = p
+        .operands
+        .iter()
+        .find(|t| t.any || paths::is_protected_tree(&t.text));
+    if let Some(target) = hit {
+        let what = if target.any {
+            "arguments only known at run time (`xargs` input)".to_owned()
+        } else {
+            format!("`{}`", shown(&target.text))
+        };
+        a.report(
+            RuleId::DestructiveDelete,
+            call.span.clone(),
+            format!("recursive delete of {what}"),
+        );
+    }
+}
+
+fn permissions(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    let p: Parsed<'_, '_> = parse_args(args, "", &["reference", "from"]);
+    if !(p.has('R', "recursive") || p.dynamic) {
+        return;
+    }
+    if let Some(target) = p
+        .operands
+        .iter()
+        .find(|t| t.any || paths::is_protected_tree(&t.text))
+    {
+        a.report(
+            RuleId::RecursivePermissionChange,
+            call.span.clone(),
+            format!("`{base} -R` on `{}`", shown(&target.text)),
+        );
+    }
+}
+
+fn disk(a: &mut Analyzer, base: &str, call: &Call<'_>) {
+    a.report(
+        RuleId::DiskFormat,
+        call.span.clone(),
+        format!("`{base}` creates or erases a file system"),
+    );
+}
+
+fn shutdown(a: &mut Analyzer, base: &str, call: &Call<'_>) {
+    a.report(
+        RuleId::SystemShutdown,
+        call.span.clone(),
+        format!("`{base}` stops or restarts the machine"),
+    );
+}
+
+fn service(a: &mut Analyzer, base: &str, call: &Call<'_>) {
+    a.report(
+        RuleId::ServiceEnable,
+        call.span.clone(),
+        format!("`{base}` makes a service start on its own"),
+    );
+}
+
+fn systemctl(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
+    let p = parse_args(
+        args,
+        "HMtpsn",
+        &[
+            "host", "machine", "type", "property", "signal", "lines", "root", "output",
+        ],
+    );
+    let Some(verb) = p.operands.first().and_then(|w| w.lit()) else {
+        return;
+    };
+    match verb {
+        "poweroff" | "reboot" | "halt" | "kexec" | "soft-reboot" | "emergency" | "rescue" => {
+            shutdown(a, "systemctl", call)
+        }
+        "enable" | "reenable" | "link" | "edit" | "set-default" | "preset" | "preset-all"
+        | "add-wants" | "add-requires" => {
+            service(a, "systemctl", call);
+        }
+        _ => {}
+    }
+}
+
+/// `kill … -1`: every process the user may signal.
+fn kill(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
+    let mut i = 0;
+    let mut signal_given = false;
+    while let Some(t) = args.get(i).and_then(Word::lit) {
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if matches!(t, "-s" | "-n") {
+            i += 2;
+            signal_given = true;
+            continue;
+        }
+        if t.starts_with('-') && !signal_given && i + 1 < args.len() {
+            signal_given = true;
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if args.iter().skip(i).any(|w| w.lit() == Some("-1")) {
+        a.report(
+            RuleId::SystemShutdown,
+            call.span.clone(),
+            "`kill -1` signals every process",
+        );
+    }
+}
+
+/// Anything but listing (`-l`, optionally with `-u USER`) changes a crontab.
+fn crontab(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
+    let p = parse_args(args, "u", &[]);
+    let listing = p.short.chars().all(|c| matches!(c, 'l' | 'u'))
+        && p.short.contains('l')
+        && p.operands.is_empty()
+        && p.long.is_empty()
+        && !p.dynamic;
+    if !listing {
+        a.report(
+            RuleId::CrontabChange,
+            call.span.clone(),
+            "`crontab` changes scheduled jobs",
+        );
+    }
+}
+
+fn at(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    let listing = base == "at"
+        && !args.is_empty()
+        && args.iter().all(|w| matches!(w.lit(), Some("-l" | "-V")));
+    if !listing {
+        a.report(
+            RuleId::ScheduledJob,
+            call.span.clone(),
+            format!("`{base}` schedules a job to run later"),
+        );
+    }
+}
+
+fn netcat(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    let exec = args.iter().filter_map(Word::lit).any(|t| {
+        if let Some(long) = t.strip_prefix("--") {
+            return ["exec", "sh-exec", "lua-exec"]
+                .iter()
+                .any(|o| long == *o || long.starts_with(&format!("{o}=")));
+        }
+        t.len() > 1
+            && t.starts_with('-')
+            && t[1..].chars().all(|c| c.is_ascii_alphanumeric())
+            && t[1..].contains(['e', 'c'])
+    });
+    if exec {
+        a.report(
+            RuleId::ReverseShell,
+            call.span.clone(),
+            format!("`{base}` runs a program for a network peer (`-e`/`-c`)"),
+        );
+    }
+}

@@ -1,0 +1,409 @@
+//! Commands that run another command: the wrapped command is checked in its own right.
+
+use super::{at, check as check_command, first_operand};
+use crate::paths;
+use crate::rules::RuleId;
+use crate::walk::{Analyzer, Call, Cx};
+use crate::word::Word;
+
+/// Handles `base` if it is a wrapper (or `find`); returns whether it did.
+pub(super) fn check(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    base: &str,
+    words: &[Word<'_>],
+    call: &Call<'_>,
+) -> bool {
+    if matches!(
+        base,
+        "sudo" | "su" | "doas" | "pkexec" | "run0" | "sudoedit" | "runuser"
+    ) {
+        a.report(
+            RuleId::PrivilegeEscalation,
+            call.span.clone(),
+            format!("`{base}` runs a command as another user"),
+        );
+    }
+    match base {
+        "env" => env(a, cx, words, call),
+        "xargs" => xargs(a, cx, words, call),
+        "find" => find(a, cx, words, call),
+        "watch" => watch(a, cx, words),
+        "su" | "runuser" => {
+            code_option(a, cx, words, "c", "command");
+        }
+        "flock" => {
+            if !code_option(a, cx, words, "c", "command") {
+                let index = first_operand(words, "wE", &["--timeout", "--conflict-exit-code"]);
+                inner(a, cx, words, call, index.map(|i| i + 1));
+            }
+        }
+        "script" => {
+            code_option(a, cx, words, "c", "command");
+        }
+        _ => match inner_index(base, words) {
+            Some(index) => inner(a, cx, words, call, index),
+            None => return false,
+        },
+    }
+    true
+}
+
+fn inner(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    words: &[Word<'_>],
+    call: &Call<'_>,
+    index: Option<usize>,
+) {
+    if let Some(rest) = index.and_then(|i| words.get(i..)).filter(|r| !r.is_empty()) {
+        check_command(a, cx, rest, &at(call, &rest[0]));
+    }
+}
+
+/// For simple wrappers: `Some(index of the wrapped command)` (inner `None`: no command).
+fn inner_index(base: &str, w: &[Word<'_>]) -> Option<Option<usize>> {
+    let index = match base {
+        "nice" => first_operand(w, "n", &["--adjustment"]),
+        "timeout" => first_operand(w, "sk", &["--signal", "--kill-after"]).map(|i| i + 1),
+        "nohup" | "builtin" | "unbuffer" | "torsocks" | "catchsegv" | "coproc" | "setsid" => {
+            first_operand(w, "", &[])
+        }
+        "command" => {
+            let listing = w[1..]
+                .iter()
+                .map_while(|x| x.lit().filter(|t| t.starts_with('-') && *t != "--"))
+                .any(|t| t.contains(['v', 'V']));
+            if listing {
+                None
+            } else {
+                first_operand(w, "", &[])
+            }
+        }
+        "exec" => first_operand(w, "a", &[]),
+        "time" => first_operand(w, "fo", &["--format", "--output"]),
+        "stdbuf" => first_operand(w, "ioe", &["--input", "--output", "--error"]),
+        "ionice" => first_operand(
+            w,
+            "cnpPu",
+            &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+        ),
+        "chrt" => first_operand(w, "T", &["--sched-runtime"]).map(|i| i + 1),
+        "taskset" => first_operand(w, "", &[]).map(|i| i + 1),
+        "chroot" => first_operand(w, "", &["--userspec", "--groups"]).map(|i| i + 1),
+        "strace" | "ltrace" => first_operand(w, "oepsuEPIbaSX", &[]),
+        "proxychains" | "proxychains4" => first_operand(w, "f", &[]),
+        "busybox" => first_operand(w, "", &[]),
+        "sudo" => first_operand(
+            w,
+            "ugCDhprtTUR",
+            &[
+                "--user",
+                "--group",
+                "--chdir",
+                "--close-from",
+                "--host",
+                "--prompt",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--chroot",
+            ],
+        ),
+        "doas" => first_operand(w, "uC", &[]),
+        "pkexec" => first_operand(w, "", &["--user"]),
+        "run0" => first_operand(
+            w,
+            "ugD",
+            &[
+                "--user",
+                "--group",
+                "--chdir",
+                "--description",
+                "--slice",
+                "--property",
+                "--setenv",
+                "--nice",
+                "--machine",
+                "--unit",
+            ],
+        ),
+        "sudoedit" => None,
+        _ => return None,
+    };
+    Some(index)
+}
+
+/// The command a chain of simple wrappers finally runs: its name and arguments.
+pub(super) fn unwrap<'w, 't>(mut words: &'w [Word<'t>]) -> Option<(&'w str, &'w [Word<'t>])> {
+    loop {
+        let name = words.first()?.lit()?;
+        let base = name.rsplit('/').next().unwrap_or(name);
+        let index = match base {
+            "env" => Some(env_command(words).0),
+            _ => inner_index(base, words).flatten(),
+        };
+        match index.and_then(|i| words.get(i..)).filter(|r| !r.is_empty()) {
+            Some(rest) => words = rest,
+            None => return Some((base, &words[1..])),
+        }
+    }
+}
+
+fn is_assignment(text: &str) -> bool {
+    text.split_once('=').is_some_and(|(name, _)| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… COMMAND…`.
+fn env(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
+    let (i, split) = env_command(w);
+    match split.and_then(|s| w.get(s).map(|word| (s, word))) {
+        Some((s, word)) => {
+            let t = word.text.as_str();
+            let prefix = if t.starts_with("-S") {
+                2
+            } else {
+                "--split-string".len() + usize::from(t.contains('='))
+            };
+            if t.len() > prefix {
+                split_string(a, cx, word, prefix);
+            } else if let Some(next) = w.get(s + 1) {
+                super::code::code_word(a, cx, next, "the `env -S` string");
+            }
+        }
+        None => inner(a, cx, w, call, Some(i)),
+    }
+}
+
+/// Index of the command `env` runs, and of its `-S`/`--split-string` option if any.
+fn env_command(w: &[Word<'_>]) -> (usize, Option<usize>) {
+    let mut i = 1;
+    let mut options = true;
+    while let Some(word) = w.get(i) {
+        let Some(t) = word.lit() else { break };
+        if options && t == "--" {
+            options = false;
+        } else if options && (t.starts_with("--split-string") || t.starts_with("-S")) {
+            return (i, Some(i));
+        } else if options && t.starts_with("--") {
+            let takes = matches!(t, "--unset" | "--chdir");
+            i += usize::from(takes);
+        } else if options && t.len() > 1 && t.starts_with('-') {
+            let takes = t[1..]
+                .char_indices()
+                .find(|(_, c)| matches!(c, 'u' | 'C' | 'P'))
+                .is_some_and(|(k, _)| k + 2 == t.len());
+            i += usize::from(takes);
+        } else if !is_assignment(t) {
+            break;
+        }
+        i += 1;
+    }
+    (i, None)
+}
+
+fn split_string(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, prefix: usize) {
+    match word.mapped(cx.src) {
+        Some(mut m) => {
+            m.text.drain(..prefix.min(m.text.len()));
+            m.map.drain(..prefix.min(m.map.len()));
+            super::code::nested(a, cx, m, word.span.clone());
+        }
+        None => super::code::code_word(a, cx, word, "the `env -S` string"),
+    }
+}
+
+/// `-c CODE` / `--command=CODE` of `su`, `flock`, `script`: checked as shell code.
+fn code_option(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], short: &str, long: &str) -> bool {
+    let short = format!("-{short}");
+    let long_eq = format!("--{long}=");
+    for (i, word) in w.iter().enumerate().skip(1) {
+        let Some(t) = word.lit() else { continue };
+        if t == short || t == format!("--{long}") {
+            if let Some(code) = w.get(i + 1) {
+                super::code::code_word(a, cx, code, &format!("the `{t}` string"));
+            }
+            return true;
+        }
+        if t.starts_with(&long_eq) {
+            split_string(a, cx, word, long_eq.len());
+            return true;
+        }
+    }
+    false
+}
+
+/// `watch [options] COMMAND…`: the words are joined and run by `sh -c` (unless `-x`).
+fn watch(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
+    let Some(i) = first_operand(w, "dngq", &["--interval", "--differences", "--equexit"]) else {
+        return;
+    };
+    let exec = w[1..i]
+        .iter()
+        .any(|x| x.lit().is_some_and(|t| t == "-x" || t == "--exec"));
+    let call = Call {
+        span: w[i].span.start..w[w.len() - 1].span.end,
+        stdin: crate::walk::Stdin::Opaque,
+        redirects: Vec::new(),
+    };
+    if exec {
+        check_command(a, cx, &w[i..], &call);
+    } else {
+        super::code::code_words(a, cx, &w[i..], "the `watch` command");
+    }
+}
+
+/// `xargs [options] [COMMAND [ARG]…]`: the command gets run-time input as arguments.
+fn xargs(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
+    let mut i = 1;
+    let mut replace: Option<String> = None;
+    while let Some(word) = w.get(i) {
+        let Some(t) = word.lit() else { break };
+        i += 1;
+        if t == "--" {
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            if let Some(r) = long.strip_prefix("replace=") {
+                replace = Some(r.to_owned());
+            } else if long == "replace" {
+                replace = Some("{}".to_owned());
+            } else if matches!(
+                long,
+                "arg-file"
+                    | "delimiter"
+                    | "eof"
+                    | "max-lines"
+                    | "max-args"
+                    | "max-procs"
+                    | "max-chars"
+                    | "process-slot-var"
+            ) {
+                i += 1;
+            }
+            continue;
+        }
+        if t.len() < 2 || !t.starts_with('-') {
+            i -= 1;
+            break;
+        }
+        for (k, c) in t[1..].char_indices() {
+            let rest = &t[2 + k..];
+            match c {
+                'I' if rest.is_empty() => {
+                    replace = w.get(i).map(|x| x.text.clone());
+                    i += 1;
+                }
+                'I' => replace = Some(rest.to_owned()),
+                'i' => replace = Some(if rest.is_empty() { "{}" } else { rest }.to_owned()),
+                'a' | 'd' | 'E' | 'L' | 'n' | 'P' | 's' if rest.is_empty() => i += 1,
+                'a' | 'd' | 'E' | 'L' | 'n' | 'P' | 's' | 'e' | 'l' => {}
+                _ => continue,
+            }
+            break;
+        }
+    }
+    let Some(command) = w.get(i..).filter(|r| !r.is_empty()) else {
+        return;
+    };
+    let mut inner: Vec<Word<'_>> = command.to_vec();
+    match replace.filter(|r| !r.is_empty()) {
+        Some(r) => {
+            for word in &mut inner {
+                if word.text.contains(&r) {
+                    *word = Word::input(word.span.clone());
+                }
+            }
+        }
+        None => inner.push(Word::input(call.span.clone())),
+    }
+    let mut inner_call = at(call, &command[0]);
+    inner_call.stdin = crate::walk::Stdin::Opaque;
+    check_command(a, cx, &inner, &inner_call);
+}
+
+/// `find [-H|-L|-P] ROOT… EXPRESSION`: `-exec`/`-execdir`/`-ok`/`-okdir` commands, with `{}`
+/// standing for the roots, and `-delete`.
+fn find(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
+    let mut i = 1;
+    while let Some(t) = w.get(i).and_then(Word::lit) {
+        match t {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            _ if t.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let start = i;
+    while let Some(word) = w.get(i) {
+        if word
+            .lit()
+            .is_some_and(|t| t.starts_with('-') || matches!(t, "(" | "!" | ","))
+        {
+            break;
+        }
+        i += 1;
+    }
+    let roots = &w[start.min(i)..i];
+    let protected = roots
+        .iter()
+        .find(|r| r.any || paths::is_protected_tree(&r.text));
+    let root = protected.or(roots.first());
+    while let Some(word) = w.get(i) {
+        match word.lit() {
+            Some("-delete") => {
+                if let Some(r) = protected {
+                    a.report(
+                        RuleId::DestructiveDelete,
+                        call.span.clone(),
+                        format!(
+                            "`find {} -delete` deletes a protected tree",
+                            r.text.replace('\0', "…")
+                        ),
+                    );
+                }
+            }
+            Some("-exec" | "-execdir" | "-ok" | "-okdir") => {
+                let from = i + 1;
+                let mut end = from;
+                while w
+                    .get(end)
+                    .is_some_and(|x| !matches!(x.lit(), Some(";" | "+")))
+                {
+                    end += 1;
+                }
+                let inner: Vec<Word<'_>> = w[from..end.min(w.len())]
+                    .iter()
+                    .map(|x| placeholder(x, root))
+                    .collect();
+                if !inner.is_empty() {
+                    check_command(a, cx, &inner, &at(call, &inner[0]));
+                }
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// `word` with `{}` replaced by the value of `root` (`.` without roots).
+fn placeholder<'t>(word: &Word<'t>, root: Option<&Word<'_>>) -> Word<'t> {
+    if !word.text.contains("{}") {
+        return word.clone();
+    }
+    let mut out = word.clone();
+    let value = root.map_or(".", |r| r.text.as_str());
+    out.text = word.text.replace("{}", value);
+    out.node = None;
+    out.dynamic = true;
+    out.any = root.is_some_and(|r| r.any);
+    out
+}

@@ -1,0 +1,167 @@
+//! The analyzer's inputs and outputs: profiles, verdicts, severities, findings.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use crate::ShellError;
+
+/// Who wrote the command, which decides how strict the analysis is.
+///
+/// | profile | used for | `escalate` means | inline interpreter code |
+/// |---|---|---|---|
+/// | `trusted` | built-in, admin-config and agent-config hooks | allowed | refused (`block`) |
+/// | `external` | skill, plugin and user-config hooks | refused | refused (`block`) |
+/// | `agent` | the agent's own bash tool | ask a human | allowed (no finding) |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Profile {
+    /// Built-in, admin-config and agent-config hooks.
+    Trusted,
+    /// Skill, plugin and user-config hooks: the strictest profile.
+    External,
+    /// The agent's own bash tool.
+    Agent,
+}
+
+impl Profile {
+    /// Every profile, strictest first.
+    pub const ALL: [Profile; 3] = [Profile::External, Profile::Trusted, Profile::Agent];
+
+    /// The profile's name: `trusted`, `external` or `agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Trusted => "trusted",
+            Profile::External => "external",
+            Profile::Agent => "agent",
+        }
+    }
+}
+
+impl FromStr for Profile {
+    type Err = ShellError;
+
+    /// Parses `trusted`, `external` or `agent` (exact, lower case).
+    ///
+    /// # Errors
+    ///
+    /// [`ShellError::UnknownProfile`] for any other name.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "trusted" => Ok(Profile::Trusted),
+            "external" => Ok(Profile::External),
+            "agent" => Ok(Profile::Agent),
+            other => Err(ShellError::UnknownProfile(other.to_owned())),
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the analyzer says about a command. Ordered by strictness: `Allow < Escalate < Block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Nothing found.
+    Allow,
+    /// Needs human judgment: refused for external hooks, allowed for trusted ones, routed to a
+    /// human for the agent's bash tool.
+    Escalate,
+    /// Refused for every profile.
+    Block,
+}
+
+impl Verdict {
+    /// The verdict's name: `allow`, `escalate` or `block`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Escalate => "escalate",
+            Verdict::Block => "block",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How serious a [rule](crate::Rule) is; the profile turns it into a [`Verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// Needs human judgment: [`Verdict::Escalate`] for every profile.
+    Escalate,
+    /// [`Verdict::Block`] for every profile.
+    Block,
+    /// [`Verdict::Block`] for the hook profiles (`trusted`, `external`); not reported for the
+    /// `agent` profile (inline interpreter code is what an agent's bash tool is for).
+    BlockForHooks,
+}
+
+impl Severity {
+    /// The verdict a finding of this severity gives under `profile`; `None` when the profile
+    /// does not report it at all.
+    pub fn verdict(self, profile: Profile) -> Option<Verdict> {
+        match (self, profile) {
+            (Severity::Escalate, _) => Some(Verdict::Escalate),
+            (Severity::Block, _) => Some(Verdict::Block),
+            (Severity::BlockForHooks, Profile::Agent) => None,
+            (Severity::BlockForHooks, _) => Some(Verdict::Block),
+        }
+    }
+
+    /// The severity's name: `escalate`, `block` or `block_for_hooks`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Escalate => "escalate",
+            Severity::Block => "block",
+            Severity::BlockForHooks => "block_for_hooks",
+        }
+    }
+}
+
+/// One thing the analyzer found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Finding {
+    /// The [rule](crate::rules) id, e.g. `privilege-escalation`.
+    pub rule: &'static str,
+    /// The verdict this finding gives under the profile the command was analysed with.
+    pub verdict: Verdict,
+    /// Byte range in the original command string (also for findings inside `sh -c '…'`
+    /// strings, heredocs and `eval` arguments: offsets are mapped back). Always on `char`
+    /// boundaries.
+    pub span: Range<usize>,
+    /// Why, in one sentence, for humans.
+    pub message: String,
+}
+
+/// The result of [`analyze`](crate::analyze).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Analysis {
+    /// The profile the command was analysed with.
+    pub profile: Profile,
+    /// The strictest finding's verdict; [`Verdict::Allow`] when there are no findings.
+    pub verdict: Verdict,
+    /// Every finding, ordered by span start, then rule id; no duplicates.
+    pub findings: Vec<Finding>,
+}
+
+impl Analysis {
+    /// Whether the command must not run without more ado: `Block` always is; `Escalate` is for
+    /// the `external` profile. For `agent`, `Escalate` is not refused but means "ask a human"
+    /// (check `verdict == Verdict::Escalate`); for `trusted` it is allowed.
+    pub fn refused(&self) -> bool {
+        match self.verdict {
+            Verdict::Allow => false,
+            Verdict::Escalate => self.profile == Profile::External,
+            Verdict::Block => true,
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! Path classification on word values (see [`crate::word`]: `~` stands for any home directory,
+//! NUL for an unknown part).
+
+use crate::word::UNKNOWN;
+
+/// Top-level directories whose recursive deletion or permission change breaks the machine.
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/usr",
+    "/var",
+    "/snap",
+    "/Users",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/local",
+    "/usr/share",
+    "/usr/include",
+    "/var/lib",
+    "/var/log",
+    "/var/spool",
+];
+
+/// File names that a login or interactive shell runs at start-up.
+const STARTUP_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".xprofile",
+    ".xsession",
+    ".xinitrc",
+    "config.fish",
+];
+
+const ETC_STARTUP: &[&str] = &[
+    "/etc/profile",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/zshrc",
+    "/etc/zprofile",
+    "/etc/zshenv",
+    "/etc/zlogin",
+    "/etc/zlogout",
+    "/etc/environment",
+    "/etc/csh.cshrc",
+    "/etc/csh.login",
+    "/etc/ksh.kshrc",
+    "/etc/mkshrc",
+];
+
+const ETC_STARTUP_DIRS: &[&str] = &[
+    "/etc/profile.d/",
+    "/etc/zsh/",
+    "/etc/fish/",
+    "/etc/bash_completion.d/",
+];
+
+const HISTORY_FILES: &[&str] = &[
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".sh_history",
+    ".history",
+    "fish_history",
+];
+
+const AUTH_FILES: &[&str] = &[
+    "/etc/sudoers",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/ld.so.preload",
+    "/etc/crontab",
+    "/etc/anacrontab",
+    "/etc/doas.conf",
+];
+
+const AUTH_DIRS: &[&str] = &[
+    "/etc/sudoers.d/",
+    "/etc/pam.d/",
+    "/etc/cron.d/",
+    "/etc/cron.daily/",
+    "/etc/cron.hourly/",
+    "/etc/cron.weekly/",
+    "/etc/cron.monthly/",
+    "/var/spool/cron/",
+    "/etc/systemd/system/",
+    "/etc/init.d/",
+    "/etc/security/",
+];
+
+/// Device nodes that are fine to write to.
+const SAFE_DEVICES: &[&str] = &[
+    "null", "zero", "full", "random", "urandom", "stdin", "stdout", "stderr", "tty", "console",
+    "ptmx",
+];
+const SAFE_DEVICE_DIRS: &[&str] = &["fd/", "pts/", "shm/", "tcp/", "udp/", "tty", "mqueue/"];
+
+/// A file whose modification the analyzer refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sensitive {
+    /// A block, memory or other raw device.
+    Device,
+    /// Inside an `.ssh` directory or `/etc/ssh`.
+    Ssh,
+    /// A shell start-up file.
+    Startup,
+    /// A shell history file.
+    History,
+    /// Authentication or system start-up configuration.
+    Auth,
+}
+
+/// Lexically normalised path: no empty or `.` components, `..` resolved, no trailing `/`.
+/// Absolute paths start with `/`, home paths with `~` (also `~user`), others are relative.
+pub(crate) fn normalize(path: &str) -> String {
+    let (anchor, rest) = if let Some(rest) = path.strip_prefix('/') {
+        ("/", rest)
+    } else if path.starts_with('~') {
+        let end = path.find('/').unwrap_or(path.len());
+        (&path[..end], &path[end..])
+    } else {
+        ("", path)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if !parts.is_empty() && parts.last() != Some(&"..") => {
+                parts.pop();
+            }
+            // `~/..` is the directory of all homes: as bad as the root.
+            ".." if anchor.starts_with('~') => return "/".to_owned(),
+            ".." if anchor == "/" => {}
+            other => parts.push(other),
+        }
+    }
+    let body = parts.join("/");
+    match anchor {
+        "/" => format!("/{body}"),
+        "" => body,
+        home if body.is_empty() => home.to_owned(),
+        home => format!("{home}/{body}"),
+    }
+}
+
+/// Expands `{a,b}` and `{1..3}`-free comma braces, at most 64 results; other text unchanged.
+pub(crate) fn expand_braces(text: &str) -> Vec<String> {
+    let mut out = vec![text.to_owned()];
+    for _ in 0..4 {
+        let mut next = Vec::new();
+        let mut changed = false;
+        for item in &out {
+            match split_brace(item) {
+                Some((pre, alts, post)) => {
+                    changed = true;
+                    next.extend(alts.iter().map(|a| format!("{pre}{a}{post}")));
+                }
+                None => next.push(item.clone()),
+            }
+            if next.len() > 64 {
+                return out;
+            }
+        }
+        out = next;
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+fn split_brace(text: &str) -> Option<(&str, Vec<&str>, &str)> {
+    let open = text.find('{')?;
+    let close = open + text[open..].find('}')?;
+    let inner = &text[open + 1..close];
+    if !inner.contains(',') || inner.contains('{') {
+        return None;
+    }
+    Some((
+        &text[..open],
+        inner.split(',').collect(),
+        &text[close + 1..],
+    ))
+}
+
+fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Whether a recursive delete or permission change of `path` is destructive: the root, a home
+/// directory, a system directory, or a glob at their top level (`/*`, `~/*`, `/u*`).
+pub(crate) fn is_protected_tree(path: &str) -> bool {
+    expand_braces(path).iter().any(|alt| {
+        let n = normalize(alt);
+        // Cut at the first component with a glob: `/usr/*` is as bad as `/usr`.
+        let cut = match n.split('/').position(has_glob) {
+            Some(0) if n.starts_with('~') => return true,
+            Some(0) => return false,
+            Some(k) => {
+                let kept: Vec<&str> = n.split('/').take(k).collect();
+                let joined = kept.join("/");
+                if joined.is_empty() {
+                    "/".to_owned()
+                } else {
+                    joined
+                }
+            }
+            None => n,
+        };
+        is_protected_dir(&cut)
+    })
+}
+
+fn is_protected_dir(n: &str) -> bool {
+    if n.contains(UNKNOWN) {
+        return false;
+    }
+    if n == "/" || (n.starts_with('~') && !n.contains('/')) {
+        return true;
+    }
+    if SYSTEM_DIRS.contains(&n) {
+        return true;
+    }
+    is_home_dir(n)
+}
+
+/// `~`, `~user`, `/root`, `/home/<name>`, `/Users/<name>`.
+pub(crate) fn is_home_dir(n: &str) -> bool {
+    if n.starts_with('~') {
+        return !n.contains('/');
+    }
+    if n == "/root" {
+        return true;
+    }
+    ["/home/", "/Users/"].iter().any(|p| {
+        n.strip_prefix(p)
+            .is_some_and(|user| !user.is_empty() && !user.contains('/'))
+    })
+}
+
+/// What kind of sensitive file `path` is, if any.
+pub(crate) fn sensitive(path: &str) -> Option<Sensitive> {
+    expand_braces(path)
+        .iter()
+        .find_map(|alt| sensitive_one(&normalize(alt)))
+}
+
+fn sensitive_one(n: &str) -> Option<Sensitive> {
+    if let Some(dev) = n.strip_prefix("/dev/") {
+        let safe =
+            SAFE_DEVICES.contains(&dev) || SAFE_DEVICE_DIRS.iter().any(|d| dev.starts_with(d));
+        return (!safe).then_some(Sensitive::Device);
+    }
+    let mut components = n.split('/');
+    let name = n.rsplit('/').next().unwrap_or(n);
+    if components.any(|c| c == ".ssh") || n == "/etc/ssh" || n.starts_with("/etc/ssh/") {
+        return Some(Sensitive::Ssh);
+    }
+    let etc_startup = ETC_STARTUP.contains(&n) || ETC_STARTUP_DIRS.iter().any(|d| n.starts_with(d));
+    if STARTUP_FILES.contains(&name) || etc_startup || n.contains(".config/fish/") {
+        return Some(Sensitive::Startup);
+    }
+    if HISTORY_FILES.contains(&name) {
+        return Some(Sensitive::History);
+    }
+    let auth_dir = AUTH_DIRS
+        .iter()
+        .any(|d| n.starts_with(d) || n == &d[..d.len() - 1]);
+    if AUTH_FILES.contains(&n) || auth_dir {
+        return Some(Sensitive::Auth);
+    }
+    None
+}
+
+/// The file a copy of `source` into directory `dest` creates, when `dest` is a home or `.ssh`
+/// directory (`cp .bashrc ~`), else `None`.
+pub(crate) fn copied_into(dest: &str, source: &str) -> Option<String> {
+    let d = normalize(dest);
+    let into = is_home_dir(&d) || d.ends_with("/.ssh") || d == "/etc" || d == "/etc/ssh";
+    let name = normalize(source);
+    let name = name.rsplit('/').next().unwrap_or(&name);
+    (into && !name.is_empty()).then(|| format!("{d}/{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_collapses_spellings() {
+        assert_eq!(normalize("//usr/./lib/.."), "/usr");
+        assert_eq!(normalize("/.."), "/");
+        assert_eq!(normalize("~/"), "~");
+        assert_eq!(normalize("~/.."), "/");
+        assert_eq!(normalize("a/../../b"), "../b");
+    }
+
+    #[test]
+    fn protected_trees() {
+        for p in [
+            "/",
+            "//",
+            "/.",
+            "/*",
+            "~",
+            "~/",
+            "~/*",
+            "~root",
+            "/etc/",
+            "/usr/*",
+            "/u*",
+            "/home/bob",
+            "/{tmp,etc}",
+            "/usr/lib/..",
+        ] {
+            assert!(is_protected_tree(p), "{p}");
+        }
+        for p in [
+            "build",
+            "./*",
+            "/tmp/x",
+            "/usr/lib/x",
+            "~/project",
+            "*",
+            ".",
+            "\0",
+            "\0/x",
+            "",
+        ] {
+            assert!(!is_protected_tree(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn sensitive_files() {
+        assert_eq!(sensitive("~/.ssh/authorized_keys"), Some(Sensitive::Ssh));
+        assert_eq!(sensitive("/home/x/.bashrc"), Some(Sensitive::Startup));
+        assert_eq!(sensitive("/etc/profile.d/a.sh"), Some(Sensitive::Startup));
+        assert_eq!(sensitive("/dev/sda"), Some(Sensitive::Device));
+        assert_eq!(sensitive("/dev/null"), None);
+        assert_eq!(sensitive("/dev/fd/3"), None);
+        assert_eq!(sensitive("/etc/sudoers.d/x"), Some(Sensitive::Auth));
+        assert_eq!(sensitive("audit.log"), None);
+        assert_eq!(
+            copied_into("~", "dotfiles/.bashrc").as_deref(),
+            Some("~/.bashrc")
+        );
+        assert_eq!(copied_into("backup/", ".bashrc"), None);
+    }
+}

@@ -1,0 +1,102 @@
+//! Text being analysed, with the map from its bytes back to the original command string.
+//!
+//! The top-level command maps onto itself. A shell string found inside it (`sh -c '…'`, a
+//! heredoc fed to a shell, literal `eval` arguments) is decoded into a new [`Source`] whose
+//! every byte remembers the byte range of the original command it came from, so findings deep
+//! inside nested strings still point at the original text.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// One text to parse, and where its bytes came from.
+pub(crate) struct Source<'a> {
+    /// The text.
+    pub text: Cow<'a, str>,
+    /// Per byte of `text`: the original byte range it was decoded from; `None` for identity.
+    map: Option<Vec<(usize, usize)>>,
+}
+
+impl<'a> Source<'a> {
+    /// The original command: every byte maps to itself.
+    pub fn top(text: &'a str) -> Self {
+        Source {
+            text: Cow::Borrowed(text),
+            map: None,
+        }
+    }
+
+    /// A decoded shell string.
+    pub fn nested(mapped: Mapped) -> Source<'static> {
+        Source {
+            text: Cow::Owned(mapped.text),
+            map: Some(mapped.map),
+        }
+    }
+
+    /// The original byte range of `range` (a range of this source's text).
+    pub fn orig(&self, range: Range<usize>) -> Range<usize> {
+        let Some(map) = &self.map else {
+            return range;
+        };
+        let Some(last) = map.last() else {
+            return 0..0;
+        };
+        let start = map.get(range.start).map_or(last.1, |m| m.0);
+        let end = if range.end > range.start {
+            map.get(range.end - 1).map_or(last.1, |m| m.1)
+        } else {
+            start
+        };
+        start..end.max(start)
+    }
+}
+
+/// Decoded text with, per byte, the original byte range it came from.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Mapped {
+    /// The decoded text.
+    pub text: String,
+    /// Per byte of `text`: original `(start, end)`.
+    pub map: Vec<(usize, usize)>,
+}
+
+impl Mapped {
+    /// Appends `text`, decoded from `orig` (a range in the original command). When both have
+    /// the same length the bytes map one to one, otherwise every byte maps to all of `orig`.
+    pub fn push(&mut self, text: &str, orig: Range<usize>) {
+        if text.len() == orig.len() {
+            self.map.extend((orig.start..orig.end).map(|i| (i, i + 1)));
+        } else {
+            self.map
+                .extend(std::iter::repeat_n((orig.start, orig.end), text.len()));
+        }
+        self.text.push_str(text);
+    }
+
+    /// Appends `other`.
+    pub fn append(&mut self, other: &Mapped) {
+        self.text.push_str(&other.text);
+        self.map.extend_from_slice(&other.map);
+    }
+
+    /// The original range of the first byte, or `fallback` when empty.
+    pub fn first_orig(&self, fallback: Range<usize>) -> Range<usize> {
+        self.map.first().map_or(fallback, |m| m.0..m.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_sources_map_back_through_escapes() {
+        let mut m = Mapped::default();
+        m.push("r", 10..12); // from `\r`
+        m.push("m -rf", 12..17);
+        let src = Source::nested(m);
+        assert_eq!(src.orig(0..2), 10..13);
+        assert_eq!(src.orig(2..6), 13..17);
+        assert_eq!(src.orig(6..6), 17..17);
+    }
+}

@@ -1,0 +1,440 @@
+//! Words: the static value of a shell word node, as far as it can be known without running
+//! anything.
+//!
+//! Quotes are removed and escapes decoded (also ANSI-C `$'…'`). What cannot be known is
+//! marked: `$HOME`/`${HOME}` become `~` (so paths compare in one spelling), other variables
+//! become the empty string (they may be unset), `${X:?}` and substitutions (`$(…)`, `` `…` ``,
+//! `$((…))`, `<(…)`) become a NUL byte (unknown, not empty).
+
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use crate::source::{Mapped, Source};
+
+/// Marker for an unknown, non-empty part of a word.
+pub(crate) const UNKNOWN: char = '\0';
+
+/// A word of a command line: its node, where it is, and its static value.
+#[derive(Debug, Clone)]
+pub(crate) struct Word<'t> {
+    /// The node it was read from; `None` for run-time input (what `xargs` appends).
+    pub node: Option<Node<'t>>,
+    /// Original byte range.
+    pub span: Range<usize>,
+    /// The value, with unknown parts marked (see the module docs).
+    pub text: String,
+    /// Some part is only known at run time.
+    pub dynamic: bool,
+    /// Run-time input that may be anything (the arguments `xargs` appends).
+    pub any: bool,
+    /// A plain word: no quotes, escapes, expansions, globs or braces.
+    pub plain: bool,
+    /// Holds ANSI-C byte escapes (`\x..`, octal, `\u`, `\c`).
+    pub escaped: bool,
+}
+
+impl<'t> Word<'t> {
+    /// Reads the word `node` of `src`.
+    pub fn read(src: &Source<'_>, node: Node<'t>) -> Self {
+        let mut sink = TextSink::default();
+        decode(src.text.as_ref(), node, &mut sink);
+        let raw = &src.text[node.byte_range()];
+        Word {
+            node: Some(node),
+            span: src.orig(node.byte_range()),
+            plain: node.kind() == "word" && is_plain(raw),
+            text: sink.text,
+            dynamic: sink.dynamic,
+            any: false,
+            escaped: sink.escaped,
+        }
+    }
+
+    /// Run-time input that may be anything, attributed to `span`.
+    pub fn input(span: Range<usize>) -> Self {
+        Word {
+            node: None,
+            span,
+            text: UNKNOWN.to_string(),
+            dynamic: true,
+            any: true,
+            plain: false,
+            escaped: false,
+        }
+    }
+
+    /// The value when fully static.
+    pub fn lit(&self) -> Option<&str> {
+        (!self.dynamic).then_some(self.text.as_str())
+    }
+
+    /// The static value with its original byte ranges, or `None` when it is dynamic.
+    pub fn mapped(&self, src: &Source<'_>) -> Option<Mapped> {
+        let node = self.node.filter(|_| !self.dynamic)?;
+        let mut sink = MapSink {
+            src,
+            out: Mapped::default(),
+            dynamic: false,
+        };
+        decode(src.text.as_ref(), node, &mut sink);
+        (!sink.dynamic).then_some(sink.out)
+    }
+}
+
+fn is_plain(raw: &str) -> bool {
+    let brace = raw.contains('{') && (raw.contains(',') || raw.contains(".."));
+    !brace && !raw.contains(['\\', '*', '?', '[', '\'', '"', '$', '`'])
+}
+
+/// The value of a node with unknown parts, as [`Mapped`] text when static.
+pub(crate) fn mapped_node(src: &Source<'_>, node: Node<'_>) -> Option<Mapped> {
+    let mut sink = MapSink {
+        src,
+        out: Mapped::default(),
+        dynamic: false,
+    };
+    decode(src.text.as_ref(), node, &mut sink);
+    (!sink.dynamic).then_some(sink.out)
+}
+
+/// What a run-time part of a word is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dynamic {
+    /// `$HOME`, `${HOME}`.
+    Home,
+    /// A variable that may be unset or empty.
+    Var,
+    /// A value known to be non-empty but unknown: `${X:?}`, substitutions.
+    Unknown,
+}
+
+/// Receives the decoded pieces of a word.
+trait Sink {
+    /// Literal text, decoded from `at` (a range of the current source).
+    fn lit(&mut self, text: &str, at: Range<usize>);
+    /// A part only known at run time.
+    fn dynamic(&mut self, what: Dynamic);
+    /// The word holds ANSI-C byte escapes.
+    fn escaped(&mut self) {}
+}
+
+#[derive(Default)]
+struct TextSink {
+    text: String,
+    dynamic: bool,
+    escaped: bool,
+}
+
+impl Sink for TextSink {
+    fn lit(&mut self, text: &str, _at: Range<usize>) {
+        self.text.push_str(text);
+    }
+    fn dynamic(&mut self, what: Dynamic) {
+        self.dynamic = true;
+        match what {
+            Dynamic::Home => self.text.push('~'),
+            Dynamic::Var => {}
+            Dynamic::Unknown => self.text.push(UNKNOWN),
+        }
+    }
+    fn escaped(&mut self) {
+        self.escaped = true;
+    }
+}
+
+struct MapSink<'s, 'a> {
+    src: &'s Source<'a>,
+    out: Mapped,
+    dynamic: bool,
+}
+
+impl Sink for MapSink<'_, '_> {
+    fn lit(&mut self, text: &str, at: Range<usize>) {
+        if text.len() == at.len() {
+            // Byte for byte: keep the finest mapping the source has.
+            for (i, b) in text.char_indices() {
+                let o = self.src.orig(at.start + i..at.start + i + b.len_utf8());
+                self.out.push(&text[i..i + b.len_utf8()], o);
+            }
+        } else {
+            self.out.push(text, self.src.orig(at));
+        }
+    }
+    fn dynamic(&mut self, _what: Dynamic) {
+        self.dynamic = true;
+    }
+}
+
+/// How backslashes are read in a stretch of literal text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// Unquoted word: `\x` is `x`.
+    Bare,
+    /// Inside `"…"`: only `\$`, `` \` ``, `\"`, `\\` and line continuations.
+    Double,
+    /// Heredoc body with an unquoted delimiter: `\$`, `` \` ``, `\\`, line continuations.
+    Heredoc,
+    /// Taken as is.
+    Raw,
+}
+
+fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink) {
+    let range = node.byte_range();
+    match node.kind() {
+        "word" => unescape(text, range, Quoting::Bare, sink),
+        "number" | "heredoc_content" | "special_variable_name" | "variable_name" => {
+            sink.lit(&text[range.clone()], range)
+        }
+        "raw_string" if range.len() >= 2 => {
+            let inner = range.start + 1..range.end - 1;
+            sink.lit(&text[inner.clone()], inner);
+        }
+        "ansi_c_string" if range.len() >= 3 => ansi_c(text, range.start + 2..range.end - 1, sink),
+        "string" | "translated_string" => sequence(text, node, Quoting::Double, sink),
+        "concatenation" => sequence(text, node, Quoting::Bare, sink),
+        "heredoc_body" => sequence(text, node, heredoc_quoting(text, node), sink),
+        "string_content" => unescape(text, range, Quoting::Double, sink),
+        "brace_expression" => sink.lit(&text[range.clone()], range),
+        "simple_expansion" => {
+            let name = node.named_child(0).map(|n| &text[n.byte_range()]);
+            sink.dynamic(if name == Some("HOME") {
+                Dynamic::Home
+            } else {
+                Dynamic::Var
+            });
+        }
+        "expansion" => {
+            let raw = &text[range];
+            sink.dynamic(if raw == "${HOME}" {
+                Dynamic::Home
+            } else if raw.contains('?') {
+                Dynamic::Unknown
+            } else {
+                Dynamic::Var
+            });
+        }
+        _ => sink.dynamic(Dynamic::Unknown),
+    }
+}
+
+fn heredoc_quoting(text: &str, body: Node<'_>) -> Quoting {
+    let start = body
+        .parent()
+        .and_then(|redirect| {
+            let mut cursor = redirect.walk();
+            redirect
+                .children(&mut cursor)
+                .find(|c| c.kind() == "heredoc_start")
+        })
+        .map(|n| &text[n.byte_range()]);
+    match start {
+        Some(delim) if delim.contains(['\'', '"', '\\']) => Quoting::Raw,
+        _ => Quoting::Heredoc,
+    }
+}
+
+/// A node whose children are pieces of one word (`"…"`, concatenations, heredoc bodies):
+/// text between the children is literal too.
+fn sequence(text: &str, node: Node<'_>, quoting: Quoting, sink: &mut dyn Sink) {
+    let mut pos = node.start_byte();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        let r = child.byte_range();
+        if r.start > pos {
+            unescape(text, pos..r.start, quoting, sink);
+        }
+        pos = pos.max(r.end);
+        let raw = &text[r.clone()];
+        if !child.is_named() {
+            if raw != "\"" && raw != "$\"" {
+                unescape(text, r, quoting, sink);
+            }
+        } else if matches!(child.kind(), "string_content" | "heredoc_content") {
+            unescape(text, r, quoting, sink);
+        } else {
+            decode(text, child, sink);
+        }
+    }
+    if node.end_byte() > pos && node.kind() != "string" {
+        unescape(text, pos..node.end_byte(), quoting, sink);
+    }
+}
+
+fn unescape(text: &str, range: Range<usize>, quoting: Quoting, sink: &mut dyn Sink) {
+    let s = &text[range.clone()];
+    if quoting == Quoting::Raw || !s.contains('\\') {
+        sink.lit(s, range);
+        return;
+    }
+    let base = range.start;
+    let mut run = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\\' {
+            continue;
+        }
+        let Some(&(j, next)) = chars.peek() else {
+            break;
+        };
+        let special = match quoting {
+            Quoting::Bare => true,
+            Quoting::Double => matches!(next, '$' | '`' | '"' | '\\' | '\n'),
+            Quoting::Heredoc => matches!(next, '$' | '`' | '\\' | '\n'),
+            Quoting::Raw => false,
+        };
+        if !special {
+            continue;
+        }
+        chars.next();
+        if i > run {
+            sink.lit(&s[run..i], base + run..base + i);
+        }
+        let end = j + next.len_utf8();
+        if next != '\n' {
+            sink.lit(&s[j..end], base + i..base + end);
+        }
+        run = end;
+    }
+    if s.len() > run {
+        sink.lit(&s[run..], base + run..range.end);
+    }
+}
+
+/// Decodes the inside of `$'…'` (bash's escapes).
+fn ansi_c(text: &str, range: Range<usize>, sink: &mut dyn Sink) {
+    let s = &text[range.clone()];
+    let base = range.start;
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let mut run = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' || i + 1 >= bytes.len() {
+            i += 1;
+            continue;
+        }
+        if i > run {
+            sink.lit(&s[run..i], base + run..base + i);
+        }
+        let (ch, len, byte_escape) = ansi_escape(&s[i + 1..]);
+        let end = i + 1 + len;
+        if byte_escape {
+            sink.escaped();
+        }
+        let mut buf = [0u8; 4];
+        sink.lit(ch.encode_utf8(&mut buf), base + i..base + end);
+        i = end;
+        run = end;
+    }
+    if s.len() > run {
+        sink.lit(&s[run..], base + run..range.end);
+    }
+}
+
+/// One escape after the backslash: (decoded char, bytes consumed, was a byte/char-code
+/// escape). Bytes above 0x7f that do not form a character decode as U+FFFD.
+fn ansi_escape(rest: &str) -> (char, usize, bool) {
+    let mut chars = rest.chars();
+    let Some(c) = chars.next() else {
+        return ('\\', 0, false);
+    };
+    let simple = match c {
+        'a' => Some('\u{7}'),
+        'b' => Some('\u{8}'),
+        'e' | 'E' => Some('\u{1b}'),
+        'f' => Some('\u{c}'),
+        'n' => Some('\n'),
+        'r' => Some('\r'),
+        't' => Some('\t'),
+        'v' => Some('\u{b}'),
+        '\\' | '\'' | '"' | '?' => Some(c),
+        _ => None,
+    };
+    if let Some(ch) = simple {
+        return (ch, 1, false);
+    }
+    let code = |radix: u32, skip: usize, max: usize| {
+        let digits: String = rest[skip..]
+            .chars()
+            .take(max)
+            .take_while(|d| d.is_digit(radix))
+            .collect();
+        let value = u32::from_str_radix(&digits, radix).ok();
+        (value, skip + digits.len())
+    };
+    let (value, len) = match c {
+        '0'..='7' => code(8, 0, 3),
+        'x' => code(16, 1, 2),
+        'u' => code(16, 1, 4),
+        'U' => code(16, 1, 8),
+        'c' => match chars.next() {
+            Some(x) => (Some(u32::from(x) & 0x1f), 1 + x.len_utf8()),
+            None => (None, 1),
+        },
+        _ => return ('\\', 0, false),
+    };
+    let ch = value.map_or('\u{fffd}', |v| {
+        if c == 'x' || c.is_ascii_digit() {
+            if v < 0x80 {
+                char::from_u32(v).unwrap_or('\u{fffd}')
+            } else {
+                '\u{fffd}'
+            }
+        } else {
+            char::from_u32(v).unwrap_or('\u{fffd}')
+        }
+    });
+    (ch, len, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse;
+
+    fn words(cmd: &str) -> Vec<(String, bool, bool)> {
+        let src = Source::top(cmd);
+        let tree = parse(cmd).unwrap();
+        let command = tree.root_node().named_child(0).unwrap();
+        let mut cursor = command.walk();
+        let nodes: Vec<_> = command.named_children(&mut cursor).collect();
+        nodes
+            .into_iter()
+            .map(|n| {
+                let n = if n.kind() == "command_name" {
+                    n.named_child(0).unwrap()
+                } else {
+                    n
+                };
+                let w = Word::read(&src, n);
+                (w.text, w.dynamic, w.plain)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn words_decode_quotes_escapes_and_expansions() {
+        let got = words(r#"r\m "a\"b\$c\q" 'x\y' $'\x72\x6d\n' $HOME/"${HOME}" ${X:?}/$Y ~/a"#);
+        let texts: Vec<&str> = got.iter().map(|w| w.0.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["rm", "a\"b$c\\q", "x\\y", "rm\n", "~/~", "\0/", "~/a"]
+        );
+        assert!(!got[0].2, "an escaped name is not plain");
+        assert!(got[4].1 && got[5].1 && !got[6].1);
+    }
+
+    #[test]
+    fn mapped_text_points_back_at_the_original_bytes() {
+        let cmd = r#"sh -c "a\"b /""#;
+        let src = Source::top(cmd);
+        let tree = parse(cmd).unwrap();
+        let command = tree.root_node().named_child(0).unwrap();
+        let arg = command.named_child(2).unwrap();
+        let m = Word::read(&src, arg).mapped(&src).unwrap();
+        assert_eq!(m.text, "a\"b /");
+        assert_eq!(m.map[0], (7, 8));
+        assert_eq!(m.map[1], (8, 10));
+        assert_eq!(m.map[4], (12, 13));
+    }
+}

@@ -1,0 +1,50 @@
+//! tollgate-shell driven through its public API.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod corpus;
+mod issue;
+mod props;
+mod rules;
+
+use tollgate_shell::{Analysis, Profile, Verdict, analyze};
+
+/// The verdict for every profile: (trusted, external, agent).
+fn verdicts(command: &str) -> (Verdict, Verdict, Verdict) {
+    (
+        analyze(command, Profile::Trusted).verdict,
+        analyze(command, Profile::External).verdict,
+        analyze(command, Profile::Agent).verdict,
+    )
+}
+
+fn rule_ids(analysis: &Analysis) -> Vec<&'static str> {
+    analysis.findings.iter().map(|f| f.rule).collect()
+}
+
+#[track_caller]
+fn assert_blocked(command: &str) {
+    for profile in Profile::ALL {
+        let a = analyze(command, profile);
+        assert_eq!(
+            a.verdict,
+            Verdict::Block,
+            "{profile}: {command:?} → {:?}",
+            a.findings
+        );
+        assert!(a.refused());
+    }
+}
+
+#[track_caller]
+fn assert_allowed(command: &str) {
+    for profile in Profile::ALL {
+        let a = analyze(command, profile);
+        assert_eq!(
+            a.verdict,
+            Verdict::Allow,
+            "{profile}: {command:?} → {:?}",
+            a.findings
+        );
+    }
+}
