@@ -3,6 +3,8 @@
 
 mod code;
 mod destructive;
+mod interpreters;
+mod producers;
 mod wrappers;
 mod writes;
 
