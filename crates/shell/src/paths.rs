@@ -245,6 +245,19 @@ pub(crate) fn is_protected_tree(path: &str) -> bool {
     })
 }
 
+/// A relative path that names the whole current directory or all of its entries: `.`, `./`,
+/// `*`, `./*`, `.*`.
+pub(crate) fn is_whole_directory(path: &str) -> bool {
+    if path.starts_with(['/', '~']) || path.contains(UNKNOWN) {
+        return false;
+    }
+    let n = normalize(path);
+    n.is_empty()
+        || n.split('/')
+            .next()
+            .is_some_and(|first| first.chars().all(|c| matches!(c, '*' | '.' | '?')))
+}
+
 fn is_protected_dir(n: &str) -> bool {
     if n.contains(UNKNOWN) {
         return false;
@@ -362,6 +375,16 @@ mod tests {
             "",
         ] {
             assert!(!is_protected_tree(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn whole_directory() {
+        for p in [".", "./", "*", "./*", ".*", "*/"] {
+            assert!(is_whole_directory(p), "{p}");
+        }
+        for p in ["build", "*.o", "src/*", "/", "~"] {
+            assert!(!is_whole_directory(p), "{p}");
         }
     }
 

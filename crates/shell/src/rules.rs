@@ -165,7 +165,7 @@ static RULES: [Rule; 24] = [
     Rule {
         id: "destructive-delete",
         severity: Block,
-        description: "recursive delete of `/`, a home directory, a system directory, a path a possibly-empty variable can turn into one (`$X/*`), or of run-time input (`xargs rm -r`); `find / -delete`",
+        description: "recursive delete of `/`, a home directory, a system directory, a path a possibly-empty variable can turn into one (`$X/*`), `*` after `cd` to one of those, or run-time input (`xargs rm -r`); `find / -delete`",
         matches: &[
             "rm -rf /",
             "rm -fr ~",
@@ -179,6 +179,8 @@ static RULES: [Rule; 24] = [
             "find / -delete",
             "rm -rf /home/alice",
             "rm -rf /{etc,tmp}",
+            "cd / && rm -rf *",
+            "cd; rm -rf .*",
         ],
         non_matches: &[
             "rm -rf build/",
@@ -188,6 +190,7 @@ static RULES: [Rule; 24] = [
             "rm -f /tmp/x.lock",
             "find . -name '*.pyc' -exec rm -rf {} +",
             "rm -rf \"$TMPDIR\"",
+            "cd build && rm -rf *",
         ],
     },
     Rule {

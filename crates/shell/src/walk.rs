@@ -59,6 +59,9 @@ pub(crate) struct Analyzer {
     pub findings: Vec<Finding>,
     /// Current depth in syntax trees, counted across nested shell strings.
     depth: usize,
+    /// An earlier `cd` went to a protected directory (`cd /`, `cd ~`, `cd`): relative globs
+    /// like `*` may now name one's contents.
+    pub cwd_protected: bool,
 }
 
 impl Analyzer {
@@ -67,6 +70,7 @@ impl Analyzer {
             profile,
             findings: Vec::new(),
             depth: 0,
+            cwd_protected: false,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::word::{UNKNOWN, Word};
 pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     match base {
         "rm" => rm(a, args, call),
+        "cd" | "pushd" => cd(a, args),
         "chmod" | "chown" | "chgrp" => permissions(a, base, args, call),
         "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "blkdiscard" => disk(a, base, call),
         _ if base.starts_with("mkfs") || base.starts_with("newfs") => disk(a, base, call),
@@ -95,6 +96,23 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     }
 }
 
+/// A target whose recursive deletion or permission change is refused: run-time input, a
+/// protected tree, or everything in the current directory after `cd` to a protected one.
+fn protected(a: &Analyzer, target: &Word<'_>) -> bool {
+    target.any
+        || paths::is_protected_tree(&target.text)
+        || (a.cwd_protected && paths::is_whole_directory(&target.text))
+}
+
+/// `cd` / `pushd`: remember when the shell may now sit in a protected directory.
+fn cd(a: &mut Analyzer, args: &[Word<'_>]) {
+    let p = parse_args(args, "", &[]);
+    let home = p.operands.is_empty();
+    if home || p.operands.iter().any(|t| paths::is_protected_tree(&t.text)) {
+        a.cwd_protected = true;
+    }
+}
+
 fn shown(path: &str) -> String {
     path.replace(UNKNOWN, "…")
 }
@@ -118,13 +136,15 @@ fn rm(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
     if !recursive {
         return;
     }
-    let hit = p
-        .operands
-        .iter()
-        .find(|t| t.any || paths::is_protected_tree(&t.text));
+    let hit = p.operands.iter().find(|t| protected(a, t));
     if let Some(target) = hit {
         let what = if target.any {
             "arguments only known at run time (`xargs` input)".to_owned()
+        } else if !paths::is_protected_tree(&target.text) {
+            format!(
+                "`{}` after `cd` to a protected directory",
+                shown(&target.text)
+            )
         } else {
             format!("`{}`", shown(&target.text))
         };
@@ -141,11 +161,7 @@ fn permissions(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>)
     if !(p.has('R', "recursive") || p.dynamic) {
         return;
     }
-    if let Some(target) = p
-        .operands
-        .iter()
-        .find(|t| t.any || paths::is_protected_tree(&t.text))
-    {
+    if let Some(target) = p.operands.iter().find(|t| protected(a, t)) {
         a.report(
             RuleId::RecursivePermissionChange,
             call.span.clone(),
