@@ -180,6 +180,7 @@ static RULES: [Rule; 24] = [
             "rm -rf /home/alice",
             "rm -rf /{etc,tmp}",
             "cd / && rm -rf *",
+            "find / -exec sh -c 'rm -rf \"$1\"' _ {} \\;",
             "cd; rm -rf .*",
         ],
         non_matches: &[

@@ -14,6 +14,17 @@ pub(crate) struct Source<'a> {
     pub text: Cow<'a, str>,
     /// Per byte of `text`: the original byte range it was decoded from; `None` for identity.
     map: Option<Vec<(usize, usize)>>,
+    /// `$1`, `$2`, … when the text is the code of `sh -c CODE NAME ARG…`.
+    pub args: Vec<Positional>,
+}
+
+/// The value of a positional parameter (`$1`…) of a shell string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Positional {
+    /// The value, as in [`Word::text`](crate::word::Word::text).
+    pub text: String,
+    /// Run-time input that may be anything.
+    pub any: bool,
 }
 
 impl<'a> Source<'a> {
@@ -22,14 +33,16 @@ impl<'a> Source<'a> {
         Source {
             text: Cow::Borrowed(text),
             map: None,
+            args: Vec::new(),
         }
     }
 
-    /// A decoded shell string.
-    pub fn nested(mapped: Mapped) -> Source<'static> {
+    /// A decoded shell string whose positional parameters are `args`.
+    pub fn nested(mapped: Mapped, args: Vec<Positional>) -> Source<'static> {
         Source {
             text: Cow::Owned(mapped.text),
             map: Some(mapped.map),
+            args,
         }
     }
 
@@ -94,7 +107,7 @@ mod tests {
         let mut m = Mapped::default();
         m.push("r", 10..12); // from `\r`
         m.push("m -rf", 12..17);
-        let src = Source::nested(m);
+        let src = Source::nested(m, Vec::new());
         assert_eq!(src.orig(0..2), 10..13);
         assert_eq!(src.orig(2..6), 13..17);
         assert_eq!(src.orig(6..6), 17..17);

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use crate::source::{Mapped, Source};
+use crate::source::{Mapped, Positional, Source};
 
 /// Marker for an unknown, non-empty part of a word.
 pub(crate) const UNKNOWN: char = '\0';
@@ -37,7 +37,10 @@ pub(crate) struct Word<'t> {
 impl<'t> Word<'t> {
     /// Reads the word `node` of `src`.
     pub fn read(src: &Source<'_>, node: Node<'t>) -> Self {
-        let mut sink = TextSink::default();
+        let mut sink = TextSink {
+            args: &src.args,
+            ..TextSink::default()
+        };
         decode(src.text.as_ref(), node, &mut sink);
         let raw = &src.text[node.byte_range()];
         Word {
@@ -46,7 +49,7 @@ impl<'t> Word<'t> {
             plain: node.kind() == "word" && is_plain(raw),
             text: sink.text,
             dynamic: sink.dynamic,
-            any: false,
+            any: sink.any,
             escaped: sink.escaped,
         }
     }
@@ -107,6 +110,8 @@ enum Dynamic {
     Var,
     /// A value known to be non-empty but unknown: `${X:?}`, substitutions.
     Unknown,
+    /// `$N` (1-based), or all of them for `$@` / `$*` (`0`).
+    Positional(usize),
 }
 
 /// Receives the decoded pieces of a word.
@@ -120,13 +125,15 @@ trait Sink {
 }
 
 #[derive(Default)]
-struct TextSink {
+struct TextSink<'s> {
+    args: &'s [Positional],
     text: String,
     dynamic: bool,
+    any: bool,
     escaped: bool,
 }
 
-impl Sink for TextSink {
+impl Sink for TextSink<'_> {
     fn lit(&mut self, text: &str, _at: Range<usize>) {
         self.text.push_str(text);
     }
@@ -136,6 +143,21 @@ impl Sink for TextSink {
             Dynamic::Home => self.text.push('~'),
             Dynamic::Var => {}
             Dynamic::Unknown => self.text.push(UNKNOWN),
+            Dynamic::Positional(0) => {
+                for (i, arg) in self.args.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push(' ');
+                    }
+                    self.text.push_str(&arg.text);
+                    self.any |= arg.any;
+                }
+            }
+            Dynamic::Positional(n) => {
+                if let Some(arg) = self.args.get(n - 1) {
+                    self.text.push_str(&arg.text);
+                    self.any |= arg.any;
+                }
+            }
         }
     }
     fn escaped(&mut self) {
@@ -197,24 +219,32 @@ fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink) {
         "string_content" => unescape(text, range, Quoting::Double, sink),
         "brace_expression" => sink.lit(&text[range.clone()], range),
         "simple_expansion" => {
-            let name = node.named_child(0).map(|n| &text[n.byte_range()]);
-            sink.dynamic(if name == Some("HOME") {
-                Dynamic::Home
-            } else {
-                Dynamic::Var
+            let name = node.named_child(0).map_or("", |n| &text[n.byte_range()]);
+            sink.dynamic(match positional(name) {
+                Some(n) => Dynamic::Positional(n),
+                None if name == "HOME" => Dynamic::Home,
+                None => Dynamic::Var,
             });
         }
         "expansion" => {
             let raw = &text[range];
-            sink.dynamic(if raw == "${HOME}" {
-                Dynamic::Home
-            } else if raw.contains('?') {
-                Dynamic::Unknown
-            } else {
-                Dynamic::Var
+            let name = raw.trim_start_matches("${").trim_end_matches('}');
+            sink.dynamic(match positional(name) {
+                Some(n) => Dynamic::Positional(n),
+                None if raw == "${HOME}" => Dynamic::Home,
+                None if raw.contains('?') => Dynamic::Unknown,
+                None => Dynamic::Var,
             });
         }
         _ => sink.dynamic(Dynamic::Unknown),
+    }
+}
+
+/// `1`, `2`, … for `$1`, `$2`, …; `0` for `$@` and `$*`; `None` for other names (`$0` too).
+fn positional(name: &str) -> Option<usize> {
+    match name {
+        "@" | "*" => Some(0),
+        _ => name.parse().ok().filter(|n| *n > 0),
     }
 }
 

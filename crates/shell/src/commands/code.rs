@@ -9,7 +9,7 @@ use super::first_operand;
 use super::interpreters;
 use super::producers::{Producer, Reader, producer, report_producer, stdin_code};
 use crate::rules::RuleId;
-use crate::source::{Mapped, Source};
+use crate::source::{Mapped, Positional, Source};
 use crate::walk::{Analyzer, Call, Cx};
 use crate::word::Word;
 
@@ -44,6 +44,17 @@ pub(super) fn check(
 
 /// Checks `word` as shell code.
 pub(super) fn code_word(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, what: &str) {
+    shell_code(a, cx, word, what, Vec::new());
+}
+
+/// Checks `word` as shell code whose positional parameters are `args` (`sh -c CODE NAME ARG…`).
+fn shell_code(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    word: &Word<'_>,
+    what: &str,
+    args: Vec<Positional>,
+) {
     if word.escaped {
         a.report(
             RuleId::DecodeToShell,
@@ -52,7 +63,10 @@ pub(super) fn code_word(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, what:
         );
     }
     match word.mapped(cx.src) {
-        Some(m) => nested(a, cx, m, word.span.clone()),
+        Some(m) => {
+            let src = Source::nested(m, args);
+            a.source(&src, cx.nesting + 1, word.span.clone());
+        }
         None => a.report(
             RuleId::DynamicShellCode,
             word.span.clone(),
@@ -98,7 +112,7 @@ pub(super) fn joined(cx: Cx<'_, '_>, words: &[Word<'_>]) -> Option<Mapped> {
 
 /// Parses and checks decoded shell code one level deeper.
 pub(super) fn nested(a: &mut Analyzer, cx: Cx<'_, '_>, code: Mapped, whole: Range<usize>) {
-    let src = Source::nested(code);
+    let src = Source::nested(code, Vec::new());
     a.source(&src, cx.nesting + 1, whole);
 }
 
@@ -132,7 +146,16 @@ fn shell(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>], call: &Ca
     network_redirect(a, cx, base, call);
     if code {
         if let Some(word) = w.get(i) {
-            code_word(a, cx, word, &format!("the `{base} -c` string"));
+            // `sh -c CODE NAME ARG…`: `$1`… in the code are the words after NAME.
+            let args = w
+                .iter()
+                .skip(i + 2)
+                .map(|x| Positional {
+                    text: x.text.clone(),
+                    any: x.any,
+                })
+                .collect();
+            shell_code(a, cx, word, &format!("the `{base} -c` string"), args);
         }
         return;
     }
