@@ -88,6 +88,7 @@
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
 
+mod arguments;
 mod commands;
 mod error;
 mod model;
@@ -98,6 +99,7 @@ mod source;
 mod walk;
 mod word;
 
+pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
 pub use model::{Analysis, Finding, Profile, Severity, Verdict};
 pub use rules::{Rule, rules};

@@ -1,0 +1,164 @@
+//! Command hooks: one shell line, run as `/bin/sh -c <line>` (DESIGN.md §3).
+//!
+//! The payload reaches the process as data only:
+//! - `HOOK_PAYLOAD`: the wire payload as compact JSON, at most 96 KiB
+//!   ([`truncate_payload`](tollgate_core::truncate::truncate_payload): long strings are shortened
+//!   and `"payload_truncated": true` is added);
+//! - stdin: the whole payload, written from its own task, so a hook that never reads stdin
+//!   cannot deadlock;
+//! - `HOOK_EVENT`: the event's canonical name.
+//!
+//! `$ARGUMENTS` / `${ARGUMENTS}` in the line stand for the payload: outside single quotes they
+//! are rewritten to a quoted reference to `HOOK_PAYLOAD` (never spliced as text, so no word
+//! splitting or globbing); inside single quotes they stay literal. The line is vetted by the
+//! static shell analyzer ([`tollgate_shell`]) **as written**, once, when the hook is built, with
+//! the profile of the hook's source: a refused line makes a hook that fails (`refused`) on every
+//! trigger, resolved by its failure mode.
+//!
+//! Output protocol (compatible with [Claude Code command
+//! hooks](https://code.claude.com/docs/en/hooks#hook-output)):
+//! - exit 0, empty stdout: no opinion;
+//! - exit 0, stdout one JSON object: an outcome ([`OutcomeWire`](tollgate_protocol::wire::OutcomeWire): native and
+//!   Claude-Code-compatible fields);
+//! - exit 0, other stdout: additional context on `user_turn` and `session_start`, a hook
+//!   failure (`invalid_output`) on every other event;
+//! - exit 2: deny, with stderr as the reason (a default reason when stderr is empty);
+//! - any other exit: a hook failure (`errored`); death by a signal: `crashed`.
+//!
+//! The hook runs in its own process group. When it finishes, fails, or is dropped (its deadline
+//! passed, the run was cancelled) the whole group is killed with `SIGKILL`, so background jobs
+//! and grandchildren do not outlive it; the direct child is reaped by Tokio. stdout and stderr
+//! are drained concurrently, each capped ([`CommandHook::DEFAULT_OUTPUT_CAP`]); past the cap the
+//! group is killed and the run is a failure.
+
+mod output;
+mod process;
+
+use std::path::PathBuf;
+
+use tollgate_core::{BoxFuture, FailureKind, Hook, HookContext, HookError};
+use tollgate_protocol::wire::PayloadWire;
+use tollgate_protocol::{HookKind, HookSource, Outcome};
+use tollgate_shell::{Analysis, Profile};
+
+pub use output::parse_output;
+
+/// A command hook, vetted at construction.
+#[derive(Debug)]
+pub struct CommandHook {
+    name: String,
+    command: String,
+    to_run: String,
+    analysis: Analysis,
+    refusal: Option<String>,
+    output_cap: usize,
+    cwd: Option<PathBuf>,
+}
+
+/// The analyzer profile for hooks from `source`: `trusted` for built-in, agent-config and
+/// admin-config hooks, `external` for the rest.
+pub fn profile_for(source: HookSource) -> Profile {
+    if source.is_trusted() {
+        Profile::Trusted
+    } else {
+        Profile::External
+    }
+}
+
+impl CommandHook {
+    /// Cap on each of stdout and stderr, in bytes (1 MiB).
+    pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
+
+    /// Builds a hook running `command` (one shell line), vetted with the profile of `source`.
+    /// Never fails: a refused command yields a hook that fails with `refused` on every trigger
+    /// (see [`CommandHook::refusal`]).
+    pub fn new(name: impl Into<String>, command: impl Into<String>, source: HookSource) -> Self {
+        let command = command.into();
+        let profile = profile_for(source);
+        let analysis = tollgate_shell::analyze(&command, profile);
+        let refusal = analysis.refused().then(|| refusal_message(&analysis));
+        let to_run = tollgate_shell::rewrite_arguments(&command, "HOOK_PAYLOAD");
+        Self {
+            name: name.into(),
+            command,
+            to_run,
+            analysis,
+            refusal,
+            output_cap: Self::DEFAULT_OUTPUT_CAP,
+            cwd: None,
+        }
+    }
+
+    /// Sets the cap on each of stdout and stderr, in bytes.
+    #[must_use]
+    pub fn with_output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes;
+        self
+    }
+
+    /// Runs the command in `dir` instead of the current directory.
+    #[must_use]
+    pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// The command as written.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The analyzer's verdict on the command as written.
+    pub fn analysis(&self) -> &Analysis {
+        &self.analysis
+    }
+
+    /// Why the analyzer refused the command, when it did.
+    pub fn refusal(&self) -> Option<&str> {
+        self.refusal.as_deref()
+    }
+
+    async fn run(&self, ctx: HookContext) -> Result<Outcome, HookError> {
+        if let Some(refusal) = &self.refusal {
+            return Err(HookError::new(FailureKind::Refused, refusal));
+        }
+        let event = ctx.event();
+        let payload = PayloadWire::from(ctx.payload()).to_json();
+        let finished = process::run(&process::Invocation {
+            line: &self.to_run,
+            payload: &payload,
+            event: &event.to_string(),
+            output_cap: self.output_cap,
+            cwd: self.cwd.as_deref(),
+        })
+        .await?;
+        output::interpret(&self.name, &event, finished)
+    }
+}
+
+fn refusal_message(analysis: &Analysis) -> String {
+    let findings: Vec<String> = analysis
+        .findings
+        .iter()
+        .map(|f| format!("{}: {}", f.rule, f.message))
+        .collect();
+    format!(
+        "command refused by the shell analyzer ({}): {}",
+        analysis.verdict.as_str(),
+        findings.join("; ")
+    )
+}
+
+impl Hook for CommandHook {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> HookKind {
+        HookKind::Command
+    }
+
+    fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
+        Box::pin(self.run(ctx))
+    }
+}
