@@ -74,14 +74,7 @@ impl<'t> Word<'t> {
 
     /// The static value with its original byte ranges, or `None` when it is dynamic.
     pub fn mapped(&self, src: &Source<'_>) -> Option<Mapped> {
-        let node = self.node.filter(|_| !self.dynamic)?;
-        let mut sink = MapSink {
-            src,
-            out: Mapped::default(),
-            dynamic: false,
-        };
-        decode(src.text.as_ref(), node, &mut sink);
-        (!sink.dynamic).then_some(sink.out)
+        mapped_node(src, self.node.filter(|_| !self.dynamic)?)
     }
 }
 
