@@ -1,6 +1,8 @@
-//! tollgate's out-of-process hook kinds. This crate holds [command hooks](command); http and
-//! llm hooks follow.
+//! tollgate's out-of-process hook kinds: [command hooks](command), [http hooks](http) and
+//! [llm hooks](llm).
 
 pub mod command;
+pub mod http;
+pub mod llm;
 
 pub use command::CommandHook;

@@ -1,5 +1,8 @@
-//! Integration tests of tollgate-handlers with real child processes.
+//! Integration tests of tollgate-handlers with real child processes and real HTTP servers on
+//! 127.0.0.1.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod command;
+mod http;
+mod llm;

@@ -1,0 +1,1 @@
+//! HTTP webhook hooks (filled in by the http work).

@@ -1,0 +1,1 @@
+//! LLM judge hooks (filled in by the llm work).

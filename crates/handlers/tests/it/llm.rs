@@ -1,0 +1,1 @@
+//! LLM hooks against a local server speaking the Chat Completions wire format.
