@@ -6,3 +6,4 @@ pub mod http;
 pub mod llm;
 
 pub use command::CommandHook;
+pub use llm::LlmHook;

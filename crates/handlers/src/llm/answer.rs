@@ -1,0 +1,236 @@
+//! Reading a Chat Completions response and the verdict inside it.
+//!
+//! The envelope is read leniently (servers add fields of their own: `system_fingerprint`,
+//! `service_tier`, `reasoning_content`, …); the verdict strictly.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tollgate_core::{FailureKind, HookError};
+
+use super::Depth;
+
+/// Longest excerpt of a model answer or an error body kept in a message, in bytes.
+pub(super) const EXCERPT: usize = 512;
+
+/// A [chat completion object](https://platform.openai.com/docs/api-reference/chat/object),
+/// the fields tollgate reads.
+#[derive(Deserialize)]
+struct Completion {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    object: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+    #[serde(default)]
+    function_call: Option<Value>,
+}
+
+/// The model's verdict, parsed from the answer's `content`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// `true`: allow; `false`: deny.
+    pub ok: bool,
+    /// Why, in the model's words (the deny reason).
+    pub reason: String,
+    /// The model's analysis (`thorough` only).
+    pub reasoning: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuickWire {
+    ok: bool,
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThoroughWire {
+    reasoning: String,
+    ok: bool,
+    reason: String,
+}
+
+/// A verdict and what the trace keeps about the answer it came from.
+pub(super) struct Judged {
+    pub verdict: Verdict,
+    /// `{"id", "model", "usage"}` of the response.
+    pub record: Value,
+}
+
+/// Reads a 2xx response body.
+///
+/// # Errors
+/// [`FailureKind::InvalidOutput`] for a body that is not a chat completion, and for every
+/// answer that is not a clean verdict (see [`parse_verdict`] and [`read_content`]).
+pub(super) fn read_completion(body: &[u8], depth: Depth) -> Result<Judged, HookError> {
+    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
+        invalid(format!(
+            "the response is not a chat completion ({e}): {}",
+            excerpt(body)
+        ))
+    })?;
+    if let Some(object) = completion
+        .object
+        .as_deref()
+        .filter(|o| *o != "chat.completion")
+    {
+        return Err(invalid(format!(
+            "the response object is `{object}`, not `chat.completion`"
+        )));
+    }
+    let Some(choice) = completion.choices.into_iter().next() else {
+        return Err(invalid("the response has no choices"));
+    };
+    let content = read_content(choice)?;
+    let verdict = parse_verdict(&content, depth)?;
+    let record = json!({"id": completion.id, "model": completion.model, "usage": completion.usage});
+    Ok(Judged { verdict, record })
+}
+
+/// The text of a finished, plain answer.
+fn read_content(choice: Choice) -> Result<String, HookError> {
+    let message = choice.message;
+    if let Some(refusal) = message.refusal.filter(|r| !r.is_empty()) {
+        return Err(invalid(format!(
+            "the model refused to judge: {}",
+            excerpt(refusal.as_bytes())
+        )));
+    }
+    if message.tool_calls.is_some_and(|calls| !calls.is_empty()) || message.function_call.is_some()
+    {
+        return Err(invalid("the model called a tool instead of answering"));
+    }
+    match choice.finish_reason.as_deref() {
+        Some("stop") => {}
+        Some("length") => return Err(invalid("the answer was cut off by the token limit")),
+        Some(other) => return Err(invalid(format!("the answer ended with `{other}`"))),
+        None => return Err(invalid("the answer has no finish_reason")),
+    }
+    match message.content {
+        Some(content) if !content.trim().is_empty() => Ok(content),
+        _ => Err(invalid("the answer is empty")),
+    }
+}
+
+/// Parses a model's answer as a verdict: exactly one JSON object (whitespace around it is
+/// allowed, nothing else), `{"ok": bool, "reason": string}` for [`Depth::Quick`] and
+/// `{"reasoning": string, "ok": bool, "reason": string}` for [`Depth::Thorough`], keys in any
+/// order.
+///
+/// # Errors
+/// [`FailureKind::InvalidOutput`] for anything else: a code fence, text around the object, an
+/// array, a missing, extra or duplicated key, a value of the wrong type (`"ok": "yes"`,
+/// `"reason": null`).
+pub fn parse_verdict(content: &str, depth: Depth) -> Result<Verdict, HookError> {
+    // serde would also read a struct from an array (`[true, "r"]`): only an object is a verdict.
+    if !content.trim_start().starts_with('{') {
+        return Err(not_a_verdict("it is not a bare JSON object", content));
+    }
+    let parsed = match depth {
+        Depth::Quick => serde_json::from_str(content).map(|w: QuickWire| Verdict {
+            ok: w.ok,
+            reason: w.reason,
+            reasoning: None,
+        }),
+        Depth::Thorough => serde_json::from_str(content).map(|w: ThoroughWire| Verdict {
+            ok: w.ok,
+            reason: w.reason,
+            reasoning: Some(w.reasoning),
+        }),
+    };
+    parsed.map_err(|e| not_a_verdict(&e.to_string(), content))
+}
+
+fn not_a_verdict(why: &str, content: &str) -> HookError {
+    invalid(format!(
+        "the answer is not a clean verdict ({why}): {}",
+        excerpt(content.as_bytes())
+    ))
+}
+
+pub(super) fn invalid(message: impl std::fmt::Display) -> HookError {
+    HookError::new(FailureKind::InvalidOutput, message)
+}
+
+/// At most [`EXCERPT`] bytes of `bytes`, as lossy UTF-8, trimmed.
+pub(super) fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    if text.len() <= EXCERPT {
+        return text.to_owned();
+    }
+    let end = text.floor_char_boundary(EXCERPT);
+    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(content: &str) -> Result<Verdict, HookError> {
+        parse_verdict(content, Depth::Quick)
+    }
+
+    #[test]
+    fn clean_verdicts_parse() {
+        let verdict = quick(" {\"reason\": \"r\", \"ok\": false}\n").unwrap();
+        assert_eq!((verdict.ok, verdict.reason.as_str()), (false, "r"));
+        let thorough = r#"{"reasoning": "a, then b", "ok": true, "reason": "fine"}"#;
+        let verdict = parse_verdict(thorough, Depth::Thorough).unwrap();
+        assert_eq!(verdict.reasoning.as_deref(), Some("a, then b"));
+    }
+
+    #[test]
+    fn anything_but_a_clean_verdict_is_invalid_output() {
+        for content in [
+            "```json\n{\"ok\": true, \"reason\": \"r\"}\n```",
+            "Sure! {\"ok\": true, \"reason\": \"r\"}",
+            "{\"ok\": true, \"reason\": \"r\"} Hope this helps.",
+            "{\"ok\": true, \"reason\": \"r\"}{\"ok\": false, \"reason\": \"r\"}",
+            "[true, \"r\"]",
+            "{\"ok\": \"yes\", \"reason\": \"r\"}",
+            "{\"ok\": 1, \"reason\": \"r\"}",
+            "{\"ok\": true, \"reason\": null}",
+            "{\"ok\": true}",
+            "{\"ok\": true, \"reason\": \"r\", \"confidence\": 0.9}",
+            "{\"ok\": true, \"ok\": false, \"reason\": \"r\"}",
+            "{\"reasoning\": \"x\", \"ok\": true, \"reason\": \"r\"}",
+            "{\"ok\": true, \"reason\": \"r\"",
+            "true",
+        ] {
+            let err = quick(content).unwrap_err();
+            assert_eq!(err.kind(), FailureKind::InvalidOutput, "{content}");
+        }
+        let missing_reasoning = parse_verdict(r#"{"ok": true, "reason": "r"}"#, Depth::Thorough);
+        assert!(missing_reasoning.is_err());
+    }
+
+    #[test]
+    fn long_answers_are_excerpted() {
+        let message = not_a_verdict("x", &"é".repeat(10_000)).to_string();
+        assert!(message.len() < 2 * EXCERPT, "{}", message.len());
+        assert!(message.ends_with("more bytes]"));
+    }
+}
