@@ -1,0 +1,246 @@
+//! The SSRF guard: which addresses an http hook may connect to. Pure, no I/O.
+//!
+//! [`check_ip`] refuses every address that is not plainly on the public internet: loopback,
+//! private, link-local, shared (CGNAT), unique-local, multicast, unspecified, broadcast, cloud
+//! metadata, documentation, benchmarking and reserved ranges (after the [IANA IPv4] and [IANA
+//! IPv6] special-purpose registries). IPv6 addresses outside `2000::/3`, the only block IANA
+//! allocates for global unicast, are refused as reserved.
+//!
+//! IPv6 forms that embed an IPv4 address:
+//! - IPv4-mapped `::ffff:0:0/96`: the socket connects to the embedded IPv4 address, so the
+//!   address is checked (and allow-listed) as that IPv4 address;
+//! - NAT64 well-known prefix `64:ff9b::/96`: a translator forwards to the embedded IPv4
+//!   address, so that address must pass the guard too (DNS64 networks use this for public
+//!   hosts);
+//! - IPv4-compatible `::/96`, NAT64 local-use `64:ff9b:1::/48`, 6to4 `2002::/16` and Teredo
+//!   `2001::/32` are refused whole: they are deprecated or local, and where they lead depends on
+//!   relays and translators we cannot see.
+//!
+//! [IANA IPv4]: https://www.iana.org/assignments/iana-ipv4-special-registry/
+//! [IANA IPv6]: https://www.iana.org/assignments/iana-ipv6-special-registry/
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+
+/// Why the SSRF guard refused an address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// `0.0.0.0/8` ("this network"), `::`.
+    Unspecified,
+    /// `127.0.0.0/8`, `::1`.
+    Loopback,
+    /// `10.0.0.0/8`, `172.16.0.0/12`, `192.168.0.0/16`, and the deprecated IPv6 site-local
+    /// `fec0::/10`.
+    Private,
+    /// Shared address space (carrier-grade NAT), `100.64.0.0/10`.
+    SharedAddressSpace,
+    /// `169.254.0.0/16`, `fe80::/10`.
+    LinkLocal,
+    /// Unique local IPv6 addresses, `fc00::/7`.
+    UniqueLocal,
+    /// `224.0.0.0/4`, `ff00::/8`.
+    Multicast,
+    /// The limited broadcast address `255.255.255.255`.
+    Broadcast,
+    /// A cloud instance-metadata endpoint (`169.254.169.254`, `fd00:ec2::254`,
+    /// `100.100.100.200`, `168.63.129.16`, `192.0.0.192`, …).
+    Metadata,
+    /// Documentation ranges: `192.0.2.0/24`, `198.51.100.0/24`, `203.0.113.0/24`,
+    /// `2001:db8::/32`, `3fff::/20`.
+    Documentation,
+    /// Benchmarking ranges: `198.18.0.0/15`, `2001:2::/48`.
+    Benchmarking,
+    /// Reserved or special-purpose: `192.0.0.0/24`, `192.88.99.0/24`, `240.0.0.0/4`,
+    /// `2001::/23`, and IPv6 outside `2000::/3` (such as `100::/64` or `5f00::/16`).
+    Reserved,
+    /// An IPv6 form that embeds an IPv4 address and is refused whole.
+    EmbeddedIpv4(Embedding),
+}
+
+/// An IPv6 form that embeds an IPv4 address and is refused whole (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Embedding {
+    /// IPv4-compatible `::/96` (deprecated by RFC 4291).
+    Ipv4Compatible,
+    /// NAT64 local-use prefix `64:ff9b:1::/48` (RFC 8215).
+    Nat64LocalUse,
+    /// 6to4 `2002::/16` (deprecated by RFC 7526).
+    SixToFour,
+    /// Teredo `2001::/32` (RFC 4380).
+    Teredo,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Unspecified => "unspecified address",
+            Self::Loopback => "loopback address",
+            Self::Private => "private address",
+            Self::SharedAddressSpace => "shared (CGNAT) address",
+            Self::LinkLocal => "link-local address",
+            Self::UniqueLocal => "unique local address",
+            Self::Multicast => "multicast address",
+            Self::Broadcast => "broadcast address",
+            Self::Metadata => "cloud metadata address",
+            Self::Documentation => "documentation address",
+            Self::Benchmarking => "benchmarking address",
+            Self::Reserved => "reserved address",
+            Self::EmbeddedIpv4(Embedding::Ipv4Compatible) => "IPv4-compatible IPv6 address",
+            Self::EmbeddedIpv4(Embedding::Nat64LocalUse) => "NAT64 local-use address",
+            Self::EmbeddedIpv4(Embedding::SixToFour) => "6to4 address",
+            Self::EmbeddedIpv4(Embedding::Teredo) => "Teredo address",
+        })
+    }
+}
+
+const fn v4(a: u8, b: u8, c: u8, d: u8, len: u8) -> Ipv4Net {
+    Ipv4Net::new_assert(Ipv4Addr::new(a, b, c, d), len)
+}
+
+const fn v6(s: [u16; 8], len: u8) -> Ipv6Net {
+    let ip = Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
+    Ipv6Net::new_assert(ip, len)
+}
+
+/// Cloud metadata endpoints. Checked before the ranges so the reason names them, and because an
+/// allow-list only lets them through when it names the single address (see [`check_ip`]).
+const METADATA: &[IpAddr] = &[
+    IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)), // AWS, GCP, Azure, OpenStack, Oracle, …
+    IpAddr::V4(Ipv4Addr::new(169, 254, 170, 2)),   // AWS ECS task metadata
+    IpAddr::V4(Ipv4Addr::new(169, 254, 170, 23)),  // AWS EKS pod identity
+    IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)), // Alibaba Cloud
+    IpAddr::V4(Ipv4Addr::new(168, 63, 129, 16)),   // Azure wire server (a public address)
+    IpAddr::V4(Ipv4Addr::new(192, 0, 0, 192)),     // Oracle Cloud (legacy)
+    IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)), // AWS IMDS over IPv6
+    IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23)), // AWS EKS pod identity
+];
+
+/// Refused IPv4 ranges, most specific first where they overlap.
+const V4_REFUSED: &[(Ipv4Net, Reason)] = &[
+    (v4(255, 255, 255, 255, 32), Reason::Broadcast),
+    (v4(0, 0, 0, 0, 8), Reason::Unspecified),
+    (v4(10, 0, 0, 0, 8), Reason::Private),
+    (v4(100, 64, 0, 0, 10), Reason::SharedAddressSpace),
+    (v4(127, 0, 0, 0, 8), Reason::Loopback),
+    (v4(169, 254, 0, 0, 16), Reason::LinkLocal),
+    (v4(172, 16, 0, 0, 12), Reason::Private),
+    (v4(192, 0, 0, 0, 24), Reason::Reserved),
+    (v4(192, 0, 2, 0, 24), Reason::Documentation),
+    (v4(192, 88, 99, 0, 24), Reason::Reserved),
+    (v4(192, 168, 0, 0, 16), Reason::Private),
+    (v4(198, 18, 0, 0, 15), Reason::Benchmarking),
+    (v4(198, 51, 100, 0, 24), Reason::Documentation),
+    (v4(203, 0, 113, 0, 24), Reason::Documentation),
+    (v4(224, 0, 0, 0, 4), Reason::Multicast),
+    (v4(240, 0, 0, 0, 4), Reason::Reserved),
+];
+
+/// Refused IPv6 ranges, checked in order after the embedded forms are handled.
+const V6_REFUSED: &[(Ipv6Net, Reason)] = &[
+    (v6([0, 0, 0, 0, 0, 0, 0, 0], 128), Reason::Unspecified),
+    (v6([0, 0, 0, 0, 0, 0, 0, 1], 128), Reason::Loopback),
+    (
+        v6([0, 0, 0, 0, 0, 0, 0, 0], 96),
+        Reason::EmbeddedIpv4(Embedding::Ipv4Compatible),
+    ),
+    (
+        v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48),
+        Reason::EmbeddedIpv4(Embedding::Nat64LocalUse),
+    ),
+    (v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7), Reason::UniqueLocal),
+    (v6([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10), Reason::LinkLocal),
+    (v6([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10), Reason::Private),
+    (v6([0xff00, 0, 0, 0, 0, 0, 0, 0], 8), Reason::Multicast),
+    (
+        v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 32),
+        Reason::EmbeddedIpv4(Embedding::Teredo),
+    ),
+    (v6([0x2001, 2, 0, 0, 0, 0, 0, 0], 48), Reason::Benchmarking),
+    (v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 23), Reason::Reserved),
+    (
+        v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 0], 32),
+        Reason::Documentation,
+    ),
+    (
+        v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16),
+        Reason::EmbeddedIpv4(Embedding::SixToFour),
+    ),
+    (v6([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20), Reason::Documentation),
+];
+
+/// Global unicast: the only IPv6 block IANA allocates from.
+const V6_GLOBAL: Ipv6Net = v6([0x2000, 0, 0, 0, 0, 0, 0, 0], 3);
+
+/// NAT64 well-known prefix: the last 32 bits are the IPv4 destination.
+const NAT64_WELL_KNOWN: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
+
+/// Checks whether an http hook may connect to `ip`.
+///
+/// An address inside one of the `allow` networks passes (trusted admin configuration decides
+/// them), except a [metadata](Reason::Metadata) address, which passes only when an `allow`
+/// entry is that single address (`/32` or `/128`), so allowing `169.254.0.0/16` for some
+/// link-local service does not open the instance-metadata endpoint too. IPv4-mapped IPv6
+/// addresses are checked, and allow-listed, as their IPv4 address.
+///
+/// # Errors
+/// The [`Reason`] the address is refused.
+///
+/// ```
+/// use tollgate_handlers::http::{Reason, check_ip};
+///
+/// let loopback: ipnet::IpNet = "127.0.0.0/8".parse().unwrap();
+/// assert_eq!(check_ip("127.0.0.1".parse().unwrap(), &[]), Err(Reason::Loopback));
+/// assert_eq!(check_ip("::ffff:127.0.0.1".parse().unwrap(), &[]), Err(Reason::Loopback));
+/// assert_eq!(check_ip("127.0.0.1".parse().unwrap(), &[loopback]), Ok(()));
+/// assert_eq!(check_ip("93.184.215.14".parse().unwrap(), &[]), Ok(()));
+/// ```
+pub fn check_ip(ip: IpAddr, allow: &[IpNet]) -> Result<(), Reason> {
+    let ip = ip.to_canonical();
+    if allowed(ip, allow) {
+        return Ok(());
+    }
+    if METADATA.contains(&ip) {
+        return Err(Reason::Metadata);
+    }
+    match ip {
+        IpAddr::V4(ip) => check_v4(ip),
+        IpAddr::V6(ip) => check_v6(ip, allow),
+    }
+}
+
+fn allowed(ip: IpAddr, allow: &[IpNet]) -> bool {
+    let exact_only = METADATA.contains(&ip);
+    allow
+        .iter()
+        .any(|net| net.contains(&ip) && (!exact_only || net.prefix_len() == net.max_prefix_len()))
+}
+
+fn check_v4(ip: Ipv4Addr) -> Result<(), Reason> {
+    match V4_REFUSED.iter().find(|(net, _)| net.contains(&ip)) {
+        Some((_, reason)) => Err(*reason),
+        None => Ok(()),
+    }
+}
+
+fn check_v6(ip: Ipv6Addr, allow: &[IpNet]) -> Result<(), Reason> {
+    if NAT64_WELL_KNOWN.contains(&ip) {
+        let [.., a, b, c, d] = ip.octets();
+        return check_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)), allow);
+    }
+    if let Some((_, reason)) = V6_REFUSED.iter().find(|(net, _)| net.contains(&ip)) {
+        return Err(*reason);
+    }
+    if V6_GLOBAL.contains(&ip) {
+        Ok(())
+    } else {
+        Err(Reason::Reserved)
+    }
+}
+
+#[cfg(test)]
+#[path = "guard/tests.rs"]
+mod tests;
