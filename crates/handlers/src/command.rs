@@ -1,4 +1,5 @@
-//! Command hooks: one shell line, run as `/bin/sh -c <line>` (DESIGN.md §3).
+//! Command hooks: one shell line, run as `/bin/bash -c <line>` (DESIGN.md §3 says `/bin/sh`;
+//! see below).
 //!
 //! The payload reaches the process as data only:
 //! - `HOOK_PAYLOAD`: the wire payload as compact JSON, at most 96 KiB
@@ -25,11 +26,26 @@
 //! - exit 2: deny, with stderr as the reason (a default reason when stderr is empty);
 //! - any other exit: a hook failure (`errored`); death by a signal: `crashed`.
 //!
+//! **Shell.** The analyzer vets the line as bash (tree-sitter-bash), so the line runs under
+//! `/bin/bash`: running another dialect (dash as `/bin/sh` on Debian) would vet one language and
+//! run another, and bash-only forms such as `<<<` would fail at run time. Where `/bin/bash` is
+//! missing, `/bin/sh` is used.
+//!
+//! **Environment.** Hooks from trusted sources inherit the runtime's environment; hooks from
+//! external sources (skills, plugins, user config) get only `PATH`, `HOME`, `USER`, `LOGNAME`,
+//! `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` and `TERM`, so the runtime's API keys and
+//! secrets never reach them. Both get `HOOK_PAYLOAD`, `HOOK_EVENT`, and `ARGUMENTS` (the same
+//! value as `HOOK_PAYLOAD`, so a reference the rewrite could not see still expands to the
+//! payload as data).
+//!
 //! The hook runs in its own process group. When it finishes, fails, or is dropped (its deadline
 //! passed, the run was cancelled) the whole group is killed with `SIGKILL`, so background jobs
-//! and grandchildren do not outlive it; the direct child is reaped by Tokio. stdout and stderr
-//! are drained concurrently, each capped ([`CommandHook::DEFAULT_OUTPUT_CAP`]); past the cap the
-//! group is killed and the run is a failure.
+//! and grandchildren do not outlive it; the direct child is reaped by Tokio. When the shell
+//! exits while a background job still holds its output open, the job gets 200 ms, then the group
+//! is killed. A process that left the group (`setsid`) escapes the kill; the analyzer refuses
+//! such lines for hooks. stdout and stderr are drained concurrently, each capped
+//! ([`CommandHook::DEFAULT_OUTPUT_CAP`]); past the cap the group is killed and the run is a
+//! failure.
 
 mod output;
 mod process;
@@ -47,6 +63,8 @@ pub use output::parse_output;
 #[derive(Debug)]
 pub struct CommandHook {
     name: String,
+    shell: PathBuf,
+    inherit_env: bool,
     command: String,
     to_run: String,
     analysis: Analysis,
@@ -78,8 +96,15 @@ impl CommandHook {
         let analysis = tollgate_shell::analyze(&command, profile);
         let refusal = analysis.refused().then(|| refusal_message(&analysis));
         let to_run = tollgate_shell::rewrite_arguments(&command, "HOOK_PAYLOAD");
+        let shell = ["/bin/bash", "/bin/sh"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|path| path.exists())
+            .unwrap_or_else(|| PathBuf::from("/bin/sh"));
         Self {
             name: name.into(),
+            shell,
+            inherit_env: source.is_trusted(),
             command,
             to_run,
             analysis,
@@ -125,6 +150,8 @@ impl CommandHook {
         let event = ctx.event();
         let payload = PayloadWire::from(ctx.payload()).to_json();
         let finished = process::run(&process::Invocation {
+            shell: &self.shell,
+            inherit_env: self.inherit_env,
             line: &self.to_run,
             payload: &payload,
             event: &event.to_string(),

@@ -1,25 +1,40 @@
-//! Spawning `/bin/sh -c`, feeding it the payload, draining its output, and killing its process
+//! Spawning the shell, feeding it the payload, draining its output, and killing its process
 //! group.
 
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tollgate_core::truncate::{HOOK_PAYLOAD_MAX_BYTES, truncate_payload};
 use tollgate_core::{FailureKind, HookError};
 
+/// How long output pipes may stay open after the shell exited (a background job holding them)
+/// before the hook's process group is killed.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// Environment variables an external (untrusted) hook still gets; everything else the runtime
+/// has (API keys, webhook secrets) is withheld.
+const EXTERNAL_ENV: [&str; 10] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM",
+];
+
 /// What to run.
 pub(super) struct Invocation<'a> {
+    pub(super) shell: &'a Path,
     pub(super) line: &'a str,
     pub(super) payload: &'a Value,
     pub(super) event: &'a str,
     pub(super) output_cap: usize,
     pub(super) cwd: Option<&'a Path>,
+    /// Whether the hook inherits the runtime's whole environment (trusted sources) or only
+    /// [`EXTERNAL_ENV`].
+    pub(super) inherit_env: bool,
 }
 
 /// A process that ran to its end.
@@ -33,8 +48,8 @@ pub(super) struct Finished {
 /// dropped at its deadline.
 struct GroupKiller(Option<Pid>);
 
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
+impl GroupKiller {
+    fn kill(&self) {
         if let Some(group) = self.0 {
             // ESRCH (the group is already gone) is the common, harmless case.
             let _ = killpg(group, Signal::SIGKILL);
@@ -42,24 +57,71 @@ impl Drop for GroupKiller {
     }
 }
 
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// Runs the invocation to its end.
 ///
 /// # Errors
 /// A [`HookError`]: `errored` when the shell cannot be spawned or its output cannot be read,
-/// `errored` when stdout or stderr exceeds the cap (the group is killed first).
+/// when stdout or stderr exceeds the cap (the group is killed first), or when a process that
+/// left the hook's process group keeps its output open after the shell exited.
 ///
 /// # Cancel safety
 /// Dropping the future kills the process group; Tokio reaps the direct child.
 pub(super) async fn run(invocation: &Invocation<'_>) -> Result<Finished, HookError> {
-    let full = serde_json::to_vec(invocation.payload)?;
+    let mut child = spawn(invocation)?;
+    let killer = GroupKiller(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
+    feed_stdin(&mut child, serde_json::to_vec(invocation.payload)?);
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(HookError::msg("the hook's output pipes are missing"));
+    };
+    let drain = drain(stdout, stderr, invocation.output_cap);
+    tokio::pin!(drain);
+    // On an early return the killer and then the child are dropped: the group is killed and
+    // Tokio reaps the shell.
+    let (output, status) = tokio::select! {
+        output = &mut drain => (output?, wait(&mut child).await?),
+        status = wait(&mut child) => (after_exit(&mut drain, &killer).await?, status?),
+    };
+    // Background jobs the hook left behind die with it.
+    drop(killer);
+    let (stdout, stderr) = output;
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+fn spawn(invocation: &Invocation<'_>) -> Result<Child, HookError> {
     let env_payload = serde_json::to_string(&truncate_payload(
         invocation.payload,
         HOOK_PAYLOAD_MAX_BYTES,
     ))?;
-    let mut command = Command::new("/bin/sh");
+    let mut command = Command::new(invocation.shell);
+    if !invocation.inherit_env {
+        command.env_clear();
+        for (key, value) in
+            std::env::vars_os().filter(|(key, _)| EXTERNAL_ENV.iter().any(|k| key == k))
+        {
+            command.env(key, value);
+        }
+    }
     command
         .arg("-c")
         .arg(invocation.line)
+        // `ARGUMENTS` too, so a reference the rewrite could not see still expands to the
+        // payload (as data), never to something inherited.
+        .env("ARGUMENTS", &env_payload)
         .env("HOOK_PAYLOAD", env_payload)
         .env("HOOK_EVENT", invocation.event)
         .stdin(Stdio::piped())
@@ -70,30 +132,35 @@ pub(super) async fn run(invocation: &Invocation<'_>) -> Result<Finished, HookErr
     if let Some(dir) = invocation.cwd {
         command.current_dir(dir);
     }
-    let mut child = command
+    command
         .spawn()
-        .map_err(|e| HookError::msg(format!("cannot spawn /bin/sh: {e}")))?;
-    let killer = GroupKiller(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
-    feed_stdin(&mut child, full);
-    // On an early return the killer and then the child are dropped: the group is killed and
-    // Tokio reaps the shell.
-    let (stdout, stderr) = drain(&mut child, invocation.output_cap).await?;
-    let status = child
+        .map_err(|e| HookError::msg(format!("cannot spawn {}: {e}", invocation.shell.display())))
+}
+
+async fn wait(child: &mut Child) -> Result<ExitStatus, HookError> {
+    child
         .wait()
         .await
-        .map_err(|e| HookError::msg(format!("cannot wait for the hook: {e}")))?;
-    // Background jobs the hook left behind die with it.
-    drop(killer);
-    Ok(Finished {
-        status,
-        stdout,
-        stderr,
-    })
+        .map_err(|e| HookError::msg(format!("cannot wait for the hook: {e}")))
+}
+
+/// The shell exited while its output is still open: give a background job a moment, then kill
+/// the group and read what is left.
+async fn after_exit(
+    drain: &mut (impl Future<Output = Result<(Vec<u8>, Vec<u8>), HookError>> + Unpin),
+    killer: &GroupKiller,
+) -> Result<(Vec<u8>, Vec<u8>), HookError> {
+    if let Ok(output) = tokio::time::timeout(EXIT_GRACE, &mut *drain).await {
+        return output;
+    }
+    killer.kill();
+    match tokio::time::timeout(EXIT_GRACE, drain).await {
+        Ok(output) => output,
+        Err(_) => Err(HookError::msg(
+            "the hook exited, but a process it started outside its process group (setsid?) \
+             keeps its output open",
+        )),
+    }
 }
 
 /// Writes the whole payload to stdin from its own task, then closes it. Errors (the hook exited
@@ -108,10 +175,11 @@ fn feed_stdin(child: &mut Child, payload: Vec<u8>) {
 }
 
 /// Reads stdout and stderr to their ends, concurrently, each up to `cap` bytes.
-async fn drain(child: &mut Child, cap: usize) -> Result<(Vec<u8>, Vec<u8>), HookError> {
-    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(HookError::msg("the hook's output pipes are missing"));
-    };
+async fn drain(
+    stdout: ChildStdout,
+    stderr: ChildStderr,
+    cap: usize,
+) -> Result<(Vec<u8>, Vec<u8>), HookError> {
     tokio::try_join!(
         read_capped(stdout, cap, "stdout"),
         read_capped(stderr, cap, "stderr")

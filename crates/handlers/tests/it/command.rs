@@ -398,3 +398,97 @@ async fn a_failing_command_is_logged_at_warn() {
         "{log}"
     );
 }
+
+#[tokio::test]
+async fn bash_forms_the_analyzer_vets_also_run() {
+    // The analyzer parses bash; the runner must run bash, or `<<<` would be a syntax error
+    // (exit 2, read as a deny) under dash.
+    let outcome = decision_of(r#"grep -q '"tool_name":"bash_' <<<"$HOOK_PAYLOAD" && echo '{"decision":"deny","reason":"bash tool"}'"#).await;
+    assert_eq!(
+        outcome.runs[0].status,
+        RunStatus::Completed,
+        "{:?}",
+        outcome.runs[0].error
+    );
+    assert_eq!(outcome.decision, Decision::deny("bash tool"));
+}
+
+#[tokio::test]
+async fn echo_keeps_json_escapes_in_the_payload_intact() {
+    let setup = Setup::new();
+    let payload = tool_call(json!({"command": "printf 'a\\nb' \\\\ done"}));
+    setup
+        .one(r#"echo "$ARGUMENTS" >> audit.log"#, payload.clone())
+        .await;
+    let line = setup.read("audit.log");
+    assert_eq!(line, format!("{}\n", wire_json(&payload)));
+    assert!(serde_json::from_str::<Value>(line.trim_end()).is_ok());
+}
+
+#[tokio::test]
+async fn external_hooks_do_not_inherit_the_runtimes_environment() {
+    // Cargo sets CARGO_PKG_NAME for the test process: a stand-in for an API key.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let setup = Setup::new();
+    let run = |source, file: &'static str| {
+        let hook =
+            CommandHook::new("env", format!("env > {file}"), source).with_cwd(setup.dir.path());
+        let mut registry = RegistryBuilder::new();
+        registry.register(Event::PreToolUse, hook);
+        Dispatcher::new(registry.build().unwrap())
+    };
+    run(HookSource::Skill, "skill.env")
+        .dispatch(tool_call(json!({})))
+        .await;
+    run(HookSource::AdminConfig, "admin.env")
+        .dispatch(tool_call(json!({})))
+        .await;
+    let (skill, admin) = (setup.read("skill.env"), setup.read("admin.env"));
+    assert!(!skill.contains("CARGO_PKG_NAME="), "{skill}");
+    assert!(skill.contains("PATH=") && skill.contains("HOOK_PAYLOAD="));
+    assert!(admin.contains("CARGO_PKG_NAME="));
+}
+
+#[tokio::test]
+async fn an_answer_is_not_lost_to_a_background_job_holding_stdout() {
+    let started = Instant::now();
+    let outcome = decision_of(r#"echo '{"allow":false,"error":"no"}'; sleep 30 &"#).await;
+    assert_eq!(
+        outcome.runs[0].status,
+        RunStatus::Completed,
+        "{:?}",
+        outcome.runs[0].error
+    );
+    assert_eq!(outcome.decision, Decision::deny("no"));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn arguments_in_a_tab_indented_heredoc_still_expand_to_the_payload() {
+    let setup = Setup::new();
+    let payload = tool_call(json!({"command": "ls"}));
+    setup
+        .one("cat <<-EOF > out\n\t$ARGUMENTS\n\tEOF", payload.clone())
+        .await;
+    assert_eq!(setup.read("out"), format!("{}\n", wire_json(&payload)));
+}
+
+#[tokio::test]
+async fn the_issues_jq_example_runs_as_an_external_hook() {
+    let setup = Setup::new();
+    let line = r#"jq -r .tool_name <<<"$HOOK_PAYLOAD" | grep -q '^bash_' && echo '{}'"#;
+    let hook = CommandHook::new("jq", line, HookSource::Skill).with_cwd(setup.dir.path());
+    assert!(hook.refusal().is_none(), "{:?}", hook.refusal());
+    let mut registry = RegistryBuilder::new();
+    registry.register(Event::PreToolUse, hook);
+    let outcome = Dispatcher::new(registry.build().unwrap())
+        .dispatch(tool_call(json!({})))
+        .await;
+    assert_eq!(
+        outcome.runs[0].status,
+        RunStatus::Completed,
+        "{:?}",
+        outcome.runs[0].error
+    );
+    assert_eq!(outcome.decision, Decision::Allow);
+}
