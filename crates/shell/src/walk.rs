@@ -328,6 +328,26 @@ impl Analyzer {
                 _ => {}
             }
         }
+        // tree-sitter reads the words after a redirection (`rm 2>/dev/null -rf /`) as more
+        // destinations of it; bash takes only the first and gives the rest to the command.
+        let mut extra: Vec<Word<'_>> = call
+            .redirects
+            .iter()
+            .flat_map(|r| extra_destinations(*r))
+            .map(|n| Word::read(cx.src, n))
+            .collect();
+        if !extra.is_empty() {
+            words.append(&mut extra);
+            if let Some(rest) = words.get_mut(1..) {
+                rest.sort_by_key(|w| w.node.map_or(usize::MAX, |n| n.start_byte()));
+            }
+            let end = words
+                .iter()
+                .map(|w| w.span.end)
+                .max()
+                .unwrap_or(call.span.end);
+            call.span.end = call.span.end.max(end);
+        }
         commands::check(self, cx, &words, &call);
     }
 
@@ -452,6 +472,14 @@ fn concurrent(mut node: Node<'_>, body: Node<'_>) -> bool {
         node = parent;
     }
     false
+}
+
+/// The destinations of a file redirect after the first: words of the command in bash.
+pub(crate) fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.children_by_field_name("destination", &mut cursor)
+        .skip(1)
+        .collect()
 }
 
 fn redirect_operator<'s>(cx: Cx<'s, '_>, node: Node<'_>) -> Option<&'s str> {

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bypass;
 mod corpus;
 mod issue;
 mod props;
