@@ -6,4 +6,5 @@ pub mod http;
 pub mod llm;
 
 pub use command::CommandHook;
+pub use http::HttpHook;
 pub use llm::LlmHook;
