@@ -9,7 +9,7 @@ use tree_sitter::Node;
 use crate::model::{Finding, Profile};
 use crate::parse::parse;
 use crate::rules::RuleId;
-use crate::source::Source;
+use crate::source::{Mapped, Source};
 use crate::word::Word;
 use crate::{commands, paths};
 
@@ -103,6 +103,12 @@ impl Analyzer {
             return;
         };
         let root = tree.root_node();
+        if let Some(joined) = join_continuations(src, root) {
+            // Bash removes `\<newline>` before it splits words; tree-sitter reads it as a
+            // blank. Analyse the text bash sees (spans still point at the original).
+            let src = Source::nested(joined, src.args.clone());
+            return self.source(&src, nesting, whole);
+        }
         if root.has_error() {
             let at = first_error(root).map_or(whole, |n| src.orig(n.byte_range()));
             self.report(
@@ -491,6 +497,65 @@ fn redirect_operator<'s>(cx: Cx<'s, '_>, node: Node<'_>) -> Option<&'s str> {
 
 fn reads_file(cx: Cx<'_, '_>, node: Node<'_>) -> bool {
     redirect_operator(cx, node) == Some("<")
+}
+
+/// The text with every line continuation (`\<newline>`) that bash removes before splitting
+/// words taken out, or `None` when there is none. Bash keeps them in single quotes, `$'…'`,
+/// comments and heredoc bodies (an unquoted heredoc's continuations are decoded with its
+/// words); a backslash that is itself escaped (`\\<newline>`) does not continue the line.
+fn join_continuations(src: &Source<'_>, root: Node<'_>) -> Option<Mapped> {
+    let text = src.text.as_ref();
+    if !text.contains("\\\n") {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut cut = Vec::new();
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if literal_at(root, i) {
+            i += 1;
+            continue;
+        }
+        if bytes[i + 1] == b'\n' {
+            cut.push(i);
+        }
+        // Skip the escaped character: `\\` is one escaped backslash.
+        i += 2;
+    }
+    if cut.is_empty() {
+        return None;
+    }
+    let mut out = Mapped::default();
+    let mut pos = 0;
+    for at in cut.into_iter().chain(std::iter::once(text.len())) {
+        for (k, c) in text[pos..at].char_indices() {
+            let start = pos + k;
+            let end = start + c.len_utf8();
+            out.push(&text[start..end], src.orig(start..end));
+        }
+        pos = at + 2;
+    }
+    Some(out)
+}
+
+/// Whether byte `at` sits where bash takes backslashes literally (or decodes them later).
+fn literal_at(root: Node<'_>, at: usize) -> bool {
+    let mut node = root.descendant_for_byte_range(at, at + 1);
+    while let Some(n) = node {
+        match n.kind() {
+            "raw_string" | "ansi_c_string" | "comment" | "heredoc_body" | "heredoc_content" => {
+                return true;
+            }
+            "command_substitution" | "process_substitution" => return false,
+            _ => {}
+        }
+        node = n.parent();
+    }
+    false
 }
 
 /// tree-sitter-bash 0.25 reads a heredoc whose first line starts with `\` as arguments on the

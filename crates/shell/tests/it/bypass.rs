@@ -34,3 +34,42 @@ fn regression_words_after_a_redirection_are_arguments_of_the_command() {
     assert_allowed("ls 2>/dev/null -la");
     assert_allowed("grep 2>/dev/null -rn sudo docs/");
 }
+
+#[test]
+fn regression_line_continuations_inside_words_are_joined_as_bash_does() {
+    // tree-sitter-bash reads `\<newline>` as a blank; bash removes it before splitting words.
+    for command in [
+        "r\\\nm -rf /",
+        "s\\\nudo id",
+        "echo x >> ~/.bash\\\nrc",
+        "rm -r\\\nf /",
+        "echo $(r\\\nm -rf /)",
+        "sh -c 'r\\\nm -rf /'",
+        "sh <<EOF\nr\\\nm -rf /\nEOF",
+        "cat <<EOF\n$(s\\\nudo id)\nEOF",
+        "true && \\\nsu\\\ndo id",
+    ] {
+        assert_blocked(command);
+    }
+    let inline = "python3 -\\\nc 1";
+    assert_eq!(analyze(inline, Profile::External).verdict, Verdict::Block);
+    // Spans still point at the original bytes.
+    let command = "echo ok; r\\\nm -rf /";
+    let a = analyze(command, Profile::External);
+    let delete = a.findings.iter().find(|f| f.rule == "destructive-delete");
+    assert_eq!(
+        delete.map(|f| &command[f.span.clone()]),
+        Some("r\\\nm -rf /")
+    );
+    // Kept where bash keeps them: single quotes, comments, an escaped backslash.
+    for command in [
+        "ls -la \\\n  /tmp",
+        "echo 'a\\\nb'",
+        "echo \"a\\\nb\"",
+        "# comment \\\nls",
+        "echo \\\\\nls",
+        "docker run \\\n  -v /x:/y \\\n  img",
+    ] {
+        assert_allowed(command);
+    }
+}
