@@ -116,6 +116,12 @@ impl Analyzer {
                 at,
                 "the command does not parse as bash (syntax error or unterminated quote)",
             );
+        } else if let Some(bad) = glued_comment(src, root) {
+            self.report(
+                RuleId::ParseError,
+                src.orig(bad.byte_range()),
+                "`#` inside a word starts no comment in bash, but the parser read one here",
+            );
         } else if let Some(bad) = misread_heredoc(src, root) {
             self.report(
                 RuleId::ParseError,
@@ -556,6 +562,24 @@ fn literal_at(root: Node<'_>, at: usize) -> bool {
         node = n.parent();
     }
     false
+}
+
+/// A comment that tree-sitter-bash starts in the middle of a word (`[ 1 ]#; rm -rf /`):
+/// bash starts a comment only at the start of a word, so it runs what follows.
+fn glued_comment<'t>(src: &Source<'_>, root: Node<'t>) -> Option<Node<'t>> {
+    if !src.text.contains('#') {
+        return None;
+    }
+    let bytes = src.text.as_bytes();
+    descendants(root)
+        .filter(|n| n.kind() == "comment")
+        .find(|n| {
+            let before = n.start_byte().checked_sub(1).and_then(|i| bytes.get(i));
+            before.is_some_and(|b| {
+                !b.is_ascii_whitespace()
+                    && !matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>')
+            })
+        })
 }
 
 /// tree-sitter-bash 0.25 reads a heredoc whose first line starts with `\` as arguments on the

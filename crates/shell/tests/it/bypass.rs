@@ -73,3 +73,29 @@ fn regression_line_continuations_inside_words_are_joined_as_bash_does() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_a_comment_glued_to_a_word_blocks() {
+    // tree-sitter-bash starts a comment at `]#`; bash runs `rm -rf /`.
+    for command in [
+        "[ 1 ]#; rm -rf /",
+        "[ 1 ]#x; sudo id",
+        "[[ 1 ]]#; sudo id",
+        "sh -c '[ 1 ]#; ls'",
+    ] {
+        let a = analyze(command, Profile::Agent);
+        assert_eq!(a.verdict, Verdict::Block, "{command}");
+        assert!(
+            a.findings.iter().any(|f| f.rule == "parse-error"),
+            "{command}"
+        );
+    }
+    for command in [
+        "echo x;#c",
+        "echo x # comment; sudo",
+        "(true)# c",
+        "ls # a#b",
+    ] {
+        assert_allowed(command);
+    }
+}
