@@ -172,7 +172,49 @@ impl Analyzer {
                 self.children(cx, node, Stdin::Opaque);
             }
             "command_substitution" | "process_substitution" => {
+                let raw = &cx.src.text[node.byte_range()];
+                if raw.starts_with('`') && raw.contains("\\`") {
+                    self.report(
+                        RuleId::ParseError,
+                        cx.src.orig(node.byte_range()),
+                        "escaped backticks inside backticks (nested substitutions) cannot be read reliably",
+                    );
+                }
                 self.children(cx, node, Stdin::Opaque);
+            }
+            "expansion" => {
+                // tree-sitter leaves substitutions in some operator words as plain text
+                // (`${x:-`cmd`}`, `${x#$(cmd)}`).
+                let mut cursor = node.walk();
+                let leaves: Vec<Node<'_>> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.named_child_count() == 0)
+                    .collect();
+                for leaf in leaves {
+                    self.unparsed_substitutions(cx, leaf.byte_range());
+                }
+                self.children(cx, node, Stdin::Opaque);
+            }
+            "heredoc_body" => {
+                if !crate::word::heredoc_is_quoted(&cx.src.text, node) {
+                    // Text tree-sitter did not parse (`<<-` bodies, backticks).
+                    let mut pos = node.start_byte();
+                    let mut cursor = node.walk();
+                    let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                    for child in children {
+                        if child.start_byte() > pos {
+                            self.unparsed_substitutions(cx, pos..child.start_byte());
+                        }
+                        if child.kind() == "heredoc_content" {
+                            self.unparsed_substitutions(cx, child.byte_range());
+                        }
+                        pos = pos.max(child.end_byte());
+                    }
+                    if node.end_byte() > pos {
+                        self.unparsed_substitutions(cx, pos..node.end_byte());
+                    }
+                }
+                self.children(cx, node, stdin);
             }
             "comment" => {}
             _ => self.children(cx, node, stdin),
@@ -384,6 +426,54 @@ impl Analyzer {
         }
     }
 
+    /// Finds `` `…` `` and `$(…)` in `range`, text that tree-sitter did not parse, and analyses
+    /// their code; blocks when one is unterminated or nests escaped backticks.
+    fn unparsed_substitutions(&mut self, cx: Cx<'_, '_>, range: Range<usize>) {
+        let text = &cx.src.text[range.clone()];
+        if !text.contains(['`', '$']) {
+            return;
+        }
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let (open, inner_start) = match bytes[i] {
+                b'\\' => {
+                    i += 2;
+                    continue;
+                }
+                b'`' => (b'`', i + 1),
+                b'$' if bytes.get(i + 1) == Some(&b'(') => (b')', i + 2),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            let close = if open == b'`' {
+                closing_backtick(bytes, inner_start)
+            } else {
+                closing_paren(bytes, inner_start)
+            };
+            let at = range.start + i;
+            let Some(end) = close else {
+                self.report(
+                    RuleId::ParseError,
+                    cx.src.orig(at..range.end),
+                    "a substitution the parser left as text is unterminated or nests backticks",
+                );
+                return;
+            };
+            let inner = range.start + inner_start..range.start + end;
+            let mut code = Mapped::default();
+            for (k, c) in cx.src.text[inner.clone()].char_indices() {
+                let b = inner.start + k..inner.start + k + c.len_utf8();
+                code.push(&cx.src.text[b.clone()], cx.src.orig(b));
+            }
+            let src = Source::nested(code, cx.src.args.clone());
+            self.source(&src, cx.nesting + 1, cx.src.orig(at..range.start + end + 1));
+            i = end + 1;
+        }
+    }
+
     /// Reports a write to `path` by `how` if the path is sensitive.
     pub fn written(&mut self, span: Range<usize>, path: &str, how: &str) {
         let Some(kind) = paths::sensitive(path) else {
@@ -503,6 +593,42 @@ fn redirect_operator<'s>(cx: Cx<'s, '_>, node: Node<'_>) -> Option<&'s str> {
 
 fn reads_file(cx: Cx<'_, '_>, node: Node<'_>) -> bool {
     redirect_operator(cx, node) == Some("<")
+}
+
+/// The index of the backtick closing one opened before `from`; `None` when there is none or
+/// an escaped backtick (a nested substitution) comes first.
+fn closing_backtick(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if bytes.get(i + 1) == Some(&b'`') => return None,
+            b'\\' => i += 2,
+            b'`' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The index of the `)` closing a `$(` opened before `from`, counting parentheses.
+fn closing_paren(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 1usize;
+    let mut i = from;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The text with every line continuation (`\<newline>`) that bash removes before splitting

@@ -241,6 +241,11 @@ fn positional(name: &str) -> Option<usize> {
     }
 }
 
+/// Whether the heredoc `body` belongs to has a quoted delimiter (`<<'EOF'`): no expansions.
+pub(crate) fn heredoc_is_quoted(text: &str, body: Node<'_>) -> bool {
+    heredoc_quoting(text, body) == Quoting::Raw
+}
+
 fn heredoc_quoting(text: &str, body: Node<'_>) -> Quoting {
     let start = body
         .parent()

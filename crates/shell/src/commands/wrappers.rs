@@ -57,7 +57,30 @@ fn inner(
     index: Option<usize>,
 ) {
     if let Some(rest) = index.and_then(|i| words.get(i..)).filter(|r| !r.is_empty()) {
-        check_command(a, cx, rest, &at(call, &rest[0]));
+        let coproc = words.first().and_then(Word::lit) == Some("coproc");
+        let rest = group_body(rest, coproc);
+        if !rest.is_empty() {
+            check_command(a, cx, rest, &at(call, &rest[0]));
+        }
+    }
+}
+
+/// tree-sitter-bash reads `time { rm -rf /; }` and `coproc NAME { …; }` as a command whose
+/// arguments are `{ rm -rf /`: skip the opening `{` (and the coprocess name) to reach the
+/// command inside.
+fn group_body<'w, 't>(mut rest: &'w [Word<'t>], coproc: bool) -> &'w [Word<'t>] {
+    loop {
+        let opens = |w: Option<&Word<'_>>| w.and_then(Word::lit).is_some_and(|t| t == "{");
+        if opens(rest.first())
+            || (coproc && rest.first().is_some_and(|w| w.plain) && opens(rest.get(1)))
+        {
+            let skip = if opens(rest.first()) { 1 } else { 2 };
+            rest = &rest[skip..];
+        } else if rest.first().and_then(Word::lit) == Some("!") {
+            rest = &rest[1..];
+        } else {
+            return rest;
+        }
     }
 }
 

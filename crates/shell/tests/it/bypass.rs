@@ -99,3 +99,33 @@ fn regression_a_comment_glued_to_a_word_blocks() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_substitutions_tree_sitter_leaves_as_text_are_analysed() {
+    for command in [
+        "echo `echo \\`rm -rf /\\``",
+        "echo ${x:-`rm -rf /`}",
+        "echo \"${x#$(rm -rf /)}\"",
+        "echo ${x%%$(sudo id)}",
+        "echo ${x/a/$(sudo id)}",
+        "echo \"${x#$(echo \")\"; sudo id)}\"",
+        "cat <<-EOF\n\t$(sudo id)\n\tEOF",
+        "cat <<EOF\na `sudo id`\nEOF",
+        "cat <<EOF\n`echo \\`sudo id\\``\nEOF",
+        "coproc X { rm -rf /; }",
+        "time { rm -rf /; }",
+        "nohup sudo { id",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "cat <<EOF\na $(date) `date`\nEOF",
+        "cat <<'EOF'\na $(sudo id) `sudo id`\nEOF",
+        "cat <<EOF\nprice \\$(x) \\`y\\`\nEOF",
+        "echo ${x:-$(pwd)}",
+        "echo \"${x:-`pwd`}\"",
+        "time { ls; }",
+    ] {
+        assert_allowed(command);
+    }
+}
