@@ -5,6 +5,7 @@
 mod chain;
 pub(crate) mod run;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,17 @@ pub trait PermissionGate: Send + Sync + 'static {
     /// # Cancel safety
     /// The future may be dropped before it completes (when the run is cancelled).
     fn review<'a>(&'a self, tool_name: &'a str, args: &'a Value) -> BoxFuture<'a, Decision>;
+}
+
+/// Sees the folded outcome of every dispatch of a run, after the fold and the permission gate:
+/// audit logs, metrics. Hooks cannot do this (a deny stops the chain before later hooks run, and
+/// no hook sees the fold).
+///
+/// `observe` runs synchronously at the end of [`Dispatcher::dispatch`], in registration order:
+/// keep it short (hand slow work to a task). A panic is caught and logged at WARN.
+pub trait DispatchObserver: Send + Sync + 'static {
+    /// Called once per dispatch with the payload as dispatched and its folded outcome.
+    fn observe(&self, payload: &Payload, outcome: &DispatchOutcome);
 }
 
 /// Whether hooks run: an explicit run option, recorded in every [`DispatchOutcome`].
@@ -271,6 +283,18 @@ impl Dispatcher {
         if let Some(gate) = &self.gate {
             chain.review(gate.as_ref(), &payload).await;
         }
-        chain.outcome
+        let outcome = chain.outcome;
+        self.notify_observers(&payload, &outcome);
+        outcome
+    }
+
+    fn notify_observers(&self, payload: &Payload, outcome: &DispatchOutcome) {
+        for observer in &self.registry.observers {
+            let observed = catch_unwind(AssertUnwindSafe(|| observer.observe(payload, outcome)));
+            if let Err(panic) = observed {
+                let message = run::panic_message(panic);
+                tracing::warn!(error = %message, "dispatch observer panicked");
+            }
+        }
     }
 }

@@ -91,8 +91,8 @@ pub mod truncate;
 
 pub use background::Background;
 pub use dispatch::{
-    DecidedBy, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode, PermissionGate,
-    RecordedSideEffect, ReviewedArgs,
+    DecidedBy, DispatchObserver, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode,
+    PermissionGate, RecordedSideEffect, ReviewedArgs,
 };
 pub use error::CoreError;
 pub use hook::{BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, hook_fn};

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tollgate_protocol::{BUILTIN_EVENTS, CustomEvent, Event, FailureMode, HookKind, HookSource};
 
 use crate::candidates::EventHooks;
+use crate::dispatch::DispatchObserver;
 use crate::error::{CoreError, Result};
 use crate::hook::Hook;
 use crate::matcher::ToolMatcher;
@@ -152,6 +153,7 @@ pub(crate) struct Entry {
 pub struct RegistryBuilder {
     pending: Vec<(Event, Arc<dyn Hook>, HookOptions)>,
     blocking_custom: HashSet<CustomEvent>,
+    observers: Vec<Arc<dyn DispatchObserver>>,
 }
 
 impl RegistryBuilder {
@@ -186,6 +188,12 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds an observer that sees every dispatch's folded outcome (see [`DispatchObserver`]).
+    pub fn observe(&mut self, observer: Arc<dyn DispatchObserver>) -> &mut Self {
+        self.observers.push(observer);
+        self
+    }
+
     /// Declares a custom event blocking: its hooks run sequentially and a deny stops the chain.
     pub fn declare_blocking(&mut self, event: CustomEvent) -> &mut Self {
         self.blocking_custom.insert(event);
@@ -216,6 +224,7 @@ impl RegistryBuilder {
                 .push((entry, options.tools));
         }
         let mut registry = Registry::empty();
+        registry.observers = self.observers;
         for (event, mut entries) in grouped {
             let mode = match &event {
                 Event::Custom(custom) if self.blocking_custom.contains(custom) => {
@@ -246,6 +255,7 @@ pub struct Registry {
     builtin: [Option<EventHooks>; BUILTIN_EVENTS.len()],
     custom: HashMap<CustomEvent, EventHooks>,
     len: usize,
+    pub(crate) observers: Vec<Arc<dyn DispatchObserver>>,
 }
 
 impl Registry {
@@ -255,6 +265,7 @@ impl Registry {
             builtin: Default::default(),
             custom: HashMap::new(),
             len: 0,
+            observers: Vec::new(),
         }
     }
 

@@ -688,3 +688,45 @@ async fn fire_and_forget_on_a_blocking_event_still_decides() {
         .await;
     assert!(outcome.is_denied());
 }
+
+struct Recorder(Mutex<Vec<(String, String)>>);
+
+impl tollgate_core::DispatchObserver for Recorder {
+    fn observe(&self, payload: &Payload, outcome: &tollgate_core::DispatchOutcome) {
+        let entry = (
+            payload.event().to_string(),
+            outcome.decision.as_str().to_owned(),
+        );
+        self.0.lock().unwrap().push(entry);
+    }
+}
+
+struct Exploding;
+
+impl tollgate_core::DispatchObserver for Exploding {
+    fn observe(&self, _: &Payload, _: &tollgate_core::DispatchOutcome) {
+        panic!("observer bug");
+    }
+}
+
+#[tokio::test]
+async fn observers_see_every_folded_outcome_even_after_a_deny_short_circuit() {
+    let recorder = Arc::new(Recorder(Mutex::new(Vec::new())));
+    let mut hooks = RegistryBuilder::new();
+    hooks.register(Event::PreToolUse, answering("denier", Outcome::deny("no")));
+    hooks.observe(Arc::new(Exploding));
+    hooks.observe(recorder.clone());
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let outcome = dispatcher.dispatch(pre_tool_use("bash", json!({}))).await;
+    assert!(outcome.is_denied(), "a panicking observer changes nothing");
+    dispatcher
+        .dispatch(post_tool_use("bash", json!("ok")))
+        .await;
+    assert_eq!(
+        *recorder.0.lock().unwrap(),
+        [
+            ("pre_tool_use".to_owned(), "deny".to_owned()),
+            ("post_tool_use".to_owned(), "allow".to_owned())
+        ]
+    );
+}
