@@ -51,6 +51,7 @@ pub(crate) enum RuleId {
     ScheduledJob,
     ServiceEnable,
     InlineCode,
+    StdinCode,
 }
 
 impl RuleId {
@@ -61,7 +62,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 24] = [
+static RULES: [Rule; 25] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -463,6 +464,33 @@ static RULES: [Rule; 24] = [
             "perl script.pl",
         ],
     },
+    Rule {
+        id: "stdin-code",
+        severity: BlockForHooks,
+        description: "a shell or interpreter reading its program from the standard input the command line was started with (for a hook: the payload JSON, run as code): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`",
+        matches: &[
+            "sh",
+            "bash -s",
+            "sh -s -- x",
+            "python3",
+            "python3 -",
+            "node",
+            "perl",
+            "true && bash",
+            "exec bash",
+            "sh -c 'bash'",
+        ],
+        non_matches: &[
+            "python3 hooks/check.py",
+            "bash < script.sh",
+            "sh -c 'ls'",
+            "jq . | sh -n",
+            "python3 - < check.py",
+            "bash script.sh",
+            "node --version",
+            "python3 -V",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -496,6 +524,7 @@ mod tests {
             RuleId::ScheduledJob,
             RuleId::ServiceEnable,
             RuleId::InlineCode,
+            RuleId::StdinCode,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

@@ -21,8 +21,11 @@ const MAX_TREE_DEPTH: usize = 200;
 /// Where a command's standard input comes from, as far as the analyzer cares.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Stdin<'t> {
-    /// A terminal, a file, or nothing the analyzer can see.
+    /// A file, or nothing the analyzer can see.
     Opaque,
+    /// The standard input the command line itself was started with: for a hook, the
+    /// payload.
+    Inherited,
     /// The output of `from` (a pipeline stage), which may read `here` (a heredoc attached to
     /// it).
     Pipe {
@@ -130,7 +133,7 @@ impl Analyzer {
             );
         }
         let cx = Cx { src, nesting };
-        self.visit(cx, root, Stdin::Opaque);
+        self.visit(cx, root, Stdin::Inherited);
     }
 
     fn visit(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
@@ -180,7 +183,11 @@ impl Analyzer {
                         "escaped backticks inside backticks (nested substitutions) cannot be read reliably",
                     );
                 }
-                self.children(cx, node, Stdin::Opaque);
+                let inner = match stdin {
+                    Stdin::Inherited => Stdin::Inherited,
+                    _ => Stdin::Opaque,
+                };
+                self.children(cx, node, inner);
             }
             "expansion" => {
                 // tree-sitter leaves substitutions in some operator words as plain text

@@ -109,6 +109,13 @@ fn read_interpreter(family: Family, w: &[Word<'_>]) -> Interp {
             read.stdin = true;
             break;
         }
+        let info = matches!(t, "--version" | "--help" | "-V" | "-h" | "-help")
+            || (t == "-v" && family != Family::Python);
+        if info {
+            // Prints and exits: reads no program.
+            read.operands = w.len();
+            return read;
+        }
         if t == "--" || !t.starts_with('-') || t.len() < 2 {
             if !t.starts_with('-') {
                 i -= 1;

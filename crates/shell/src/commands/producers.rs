@@ -40,6 +40,19 @@ pub(super) fn stdin_code(
 ) {
     match call.stdin {
         Stdin::Opaque => {}
+        Stdin::Inherited => {
+            let what = match reader {
+                Reader::Shell => "shell code",
+                Reader::Interpreter => "a program",
+            };
+            a.report(
+                RuleId::StdinCode,
+                call.span.clone(),
+                format!(
+                    "`{who}` reads {what} from standard input, which for a hook is the payload"
+                ),
+            );
+        }
         Stdin::Here(node) => here_code(a, cx, node, call, reader, who),
         Stdin::Pipe { from, here } => {
             // Every earlier stage of the pipeline, not only the last one (`curl | tee | sh`).

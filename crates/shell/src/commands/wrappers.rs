@@ -39,7 +39,11 @@ pub(super) fn check(
             }
         }
         "script" => {
-            code_option(a, cx, words, "c", "command");
+            if !code_option(a, cx, words, "c", "command") {
+                // Without `-c`, `script` starts an interactive shell on the same input.
+                use super::producers::{Reader, stdin_code};
+                stdin_code(a, cx, call, Reader::Shell, "script");
+            }
         }
         _ => match inner_index(base, words) {
             Some(index) => inner(a, cx, words, call, index),
@@ -190,10 +194,11 @@ fn env(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     match split.and_then(|s| w.get(s).map(|word| (s, word))) {
         Some((s, word)) => {
             let t = word.text.as_str();
-            let prefix = if t.starts_with("-S") {
-                2
-            } else {
+            let prefix = if t.starts_with("--") {
                 "--split-string".len() + usize::from(t.contains('='))
+            } else {
+                // `-S…` or a cluster of flags ending in it (`-iS'…'`).
+                t.find('S').map_or(t.len(), |k| k + 1)
             };
             if t.len() > prefix {
                 split_string(a, cx, word, prefix);
@@ -213,7 +218,8 @@ fn env_command(w: &[Word<'_>]) -> (usize, Option<usize>) {
         let Some(t) = word.lit() else { break };
         if options && t == "--" {
             options = false;
-        } else if options && (t.starts_with("--split-string") || t.starts_with("-S")) {
+        } else if options && (t.starts_with("--split-string") || short_cluster_with(t, 'S', "uCP"))
+        {
             return (i, Some(i));
         } else if options && t.starts_with("--") {
             let takes = matches!(t, "--unset" | "--chdir");
@@ -243,12 +249,42 @@ fn split_string(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, prefix: usize
     }
 }
 
-/// `-c CODE` / `--command=CODE` of `su`, `flock`, `script`: checked as shell code.
+/// Whether `t` is a cluster of short options (`-iS…`) in which `letter` appears, with no
+/// value-taking option (`values`) before it.
+fn short_cluster_with(t: &str, letter: char, values: &str) -> bool {
+    let Some(flags) = t.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+        return false;
+    };
+    for c in flags.chars() {
+        if c == letter {
+            return true;
+        }
+        if values.contains(c) || !c.is_ascii_alphanumeric() {
+            return false;
+        }
+    }
+    false
+}
+
+/// `-c CODE` / `--command=CODE` of `su`, `flock`, `script`: checked as shell code. The option
+/// may end a cluster (`-qc CODE`) or carry its value (`-cCODE`, `-qcCODE`); a value glued
+/// to it is checked and so is the next word (whichever getopt took).
 fn code_option(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], short: &str, long: &str) -> bool {
+    let letter = short.chars().next().unwrap_or('c');
     let short = format!("-{short}");
     let long_eq = format!("--{long}=");
     for (i, word) in w.iter().enumerate().skip(1) {
         let Some(t) = word.lit() else { continue };
+        if t != short && short_cluster_with(t, letter, "") {
+            let at = t.find(letter).map_or(t.len(), |k| k + 1);
+            if at < t.len() {
+                split_string(a, cx, word, at);
+            }
+            if let Some(code) = w.get(i + 1) {
+                super::code::code_word(a, cx, code, &format!("the `{t}` string"));
+            }
+            return true;
+        }
         if t == short || t == format!("--{long}") {
             if let Some(code) = w.get(i + 1) {
                 super::code::code_word(a, cx, code, &format!("the `{t}` string"));

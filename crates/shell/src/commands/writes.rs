@@ -3,6 +3,7 @@
 
 use super::parse_args;
 use crate::paths;
+use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call};
 use crate::word::Word;
 
@@ -102,6 +103,7 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
 fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
     let mut in_place = false;
     let mut script_given = false;
+    let mut scripts: Vec<String> = Vec::new();
     let mut files = Vec::new();
     let mut i = 0;
     while let Some(word) = args.get(i) {
@@ -114,6 +116,12 @@ fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
             in_place |= long.starts_with("in-place");
             if long.starts_with("expression") || long.starts_with("file") {
                 script_given = true;
+                if long.starts_with("expression") {
+                    match long.split_once('=') {
+                        Some((_, v)) => scripts.push(v.to_owned()),
+                        None => scripts.extend(args.get(i).map(|w| w.text.clone())),
+                    }
+                }
                 i += usize::from(!long.contains('='));
             }
             continue;
@@ -128,6 +136,14 @@ fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
                     }
                     'e' | 'f' => {
                         script_given = true;
+                        if c == 'e' {
+                            let value = if last {
+                                args.get(i).map(|w| w.text.clone())
+                            } else {
+                                Some(t[k + 2..].to_owned())
+                            };
+                            scripts.extend(value);
+                        }
                         i += usize::from(last);
                         break;
                     }
@@ -142,11 +158,114 @@ fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
         }
         files.push(word);
     }
+    if !script_given {
+        scripts.extend(files.first().map(|w| w.text.clone()));
+    }
+    if scripts.iter().any(|script| sed_executes(script)) {
+        a.report(
+            RuleId::InlineCode,
+            call.span.clone(),
+            "the sed program runs shell commands (GNU `e` command or `s///e` flag)",
+        );
+    }
     if !in_place {
         return;
     }
     let skip = usize::from(!script_given);
     for file in files.iter().skip(skip) {
         a.written(call.span.clone(), &file.text, "`sed -i`");
+    }
+}
+
+/// Whether a sed program uses GNU sed's `e` command or the `e` flag of `s///`, which run
+/// shell commands.
+fn sed_executes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    // Reads a regex or replacement delimited by `delim` from `i`; returns the index after it.
+    let delimited = |mut i: usize, delim: char| {
+        while let Some(&c) = chars.get(i) {
+            if c == '\\' {
+                i += 2;
+                continue;
+            }
+            i += 1;
+            if c == delim {
+                break;
+            }
+        }
+        i
+    };
+    let to_end = |mut i: usize, stop_at_semicolon: bool| {
+        while let Some(&c) = chars.get(i) {
+            if c == '\n' || (stop_at_semicolon && c == ';') {
+                break;
+            }
+            i += 1;
+        }
+        i
+    };
+    while let Some(&c) = chars.get(i) {
+        match c {
+            _ if c.is_whitespace()
+                || matches!(c, ';' | '{' | '}' | '!' | ',' | '$' | '~' | '+') =>
+            {
+                i += 1
+            }
+            _ if c.is_ascii_digit() => i += 1,
+            '/' => i = delimited(i + 1, '/'),
+            '\\' => match chars.get(i + 1) {
+                Some(&d) => i = delimited(i + 2, d),
+                None => i += 1,
+            },
+            'e' => return true,
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i + 1) else {
+                    return false;
+                };
+                i = delimited(i + 2, delim);
+                i = delimited(i, delim);
+                let end = to_end(i, true);
+                let flags: String = chars[i.min(end)..end].iter().collect();
+                let flags = flags.split(['w', '}']).next().unwrap_or_default();
+                if c == 's' && flags.contains('e') {
+                    return true;
+                }
+                i = end;
+            }
+            'a' | 'i' | 'c' => i = to_end(i, false),
+            _ => i = to_end(i + 1, true),
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sed_executes;
+
+    #[test]
+    fn sed_programs_that_run_commands() {
+        for script in [
+            "1e rm -rf ~",
+            "s/x/id/e",
+            "e",
+            "/a/,/b/ { s|x|y|ge }",
+            "2!e id",
+            "s/a\\/b/c/e",
+        ] {
+            assert!(sed_executes(script), "{script}");
+        }
+        for script in [
+            "s/e/E/g",
+            "/e/d",
+            "s/x/y/w out.txt",
+            "a echo e",
+            "y/abc/efg/",
+            "1d;$d",
+            "s/a/b/;p",
+        ] {
+            assert!(!sed_executes(script), "{script}");
+        }
     }
 }

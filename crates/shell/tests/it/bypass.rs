@@ -129,3 +129,51 @@ fn regression_substitutions_tree_sitter_leaves_as_text_are_analysed() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_a_hook_shell_reading_its_stdin_runs_the_payload() {
+    for command in [
+        "sh",
+        "bash -s",
+        "python3",
+        "python3 -",
+        "node",
+        "perl",
+        "true && bash",
+    ] {
+        for profile in [Profile::Trusted, Profile::External] {
+            let a = analyze(command, profile);
+            assert_eq!(a.verdict, Verdict::Block, "{command}");
+            assert!(a.findings.iter().any(|f| f.rule == "stdin-code"));
+        }
+        // The agent's bash tool has no payload on standard input.
+        assert_eq!(analyze(command, Profile::Agent).verdict, Verdict::Allow);
+    }
+    assert_allowed("python3 - < check.py");
+    assert_allowed("bash < script.sh");
+}
+
+#[test]
+fn regression_code_options_in_clusters_and_sed_exec_are_checked() {
+    for command in [
+        "script -qc 'rm -rf /' /dev/null",
+        "script -cq 'rm -rf /' /dev/null",
+        "env -iS'rm -rf /'",
+        "env -iS 'sudo id'",
+        "su -lc 'rm -rf /'",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "sed '1e rm -rf ~' f",
+        "sed 's/x/id/e'",
+        "sed --expression='e id' f",
+    ] {
+        assert_eq!(
+            analyze(command, Profile::External).verdict,
+            Verdict::Block,
+            "{command}"
+        );
+    }
+    assert_allowed("sed -i 's/e/E/g' f");
+}
