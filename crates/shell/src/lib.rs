@@ -61,7 +61,7 @@
 //! | id | severity | catches |
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
-//! | `analysis-limit` | block | more than 8 nested shell strings, or a syntax tree more than 200 levels deep |
+//! | `analysis-limit` | block | a command longer than 64 KiB, more than 8 nested shell strings, or a syntax tree more than 200 levels deep |
 //! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
@@ -108,15 +108,28 @@ pub use rules::{Rule, rules};
 use source::Source;
 use walk::Analyzer;
 
+/// Longest command line analysed (64 KiB); longer ones block with `analysis-limit`, so
+/// that analysis time stays bounded (a few milliseconds) whatever the input.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
 /// Analyses `command` (one shell command line, possibly several lines with heredocs) for
 /// `profile`.
 ///
 /// Never fails and never panics on any input: what cannot be analysed blocks (`parse-error`,
-/// `analysis-limit`). Cost is about linear in the command's length (tens of microseconds for
-/// a typical hook command).
+/// `analysis-limit`, also for commands longer than [`MAX_COMMAND_BYTES`]). Cost is about
+/// linear in the command's length (tens of microseconds for a typical hook command, tens of
+/// milliseconds at the size limit).
 pub fn analyze(command: &str, profile: Profile) -> Analysis {
     let mut analyzer = Analyzer::new(profile);
-    analyzer.source(&Source::top(command), 0, 0..command.len());
+    if command.len() > MAX_COMMAND_BYTES {
+        analyzer.report(
+            rules::RuleId::AnalysisLimit,
+            0..command.len(),
+            format!("the command is longer than {MAX_COMMAND_BYTES} bytes"),
+        );
+    } else {
+        analyzer.source(&Source::top(command), 0, 0..command.len());
+    }
     let mut findings = analyzer.findings;
     findings.sort_by(|a, b| {
         (a.span.start, a.rule, a.span.end).cmp(&(b.span.start, b.rule, b.span.end))

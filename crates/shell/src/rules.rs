@@ -78,7 +78,7 @@ static RULES: [Rule; 25] = [
     Rule {
         id: "analysis-limit",
         severity: Block,
-        description: "shell strings nested deeper than the analyzer follows (8 levels of `sh -c`/`eval`)",
+        description: "input beyond the analyzer's bounds: a command longer than 64 KiB, shell strings nested deeper than 8 levels of `sh -c`/`eval`, syntax nested deeper than 200 levels",
         matches: &["eval eval eval eval eval eval eval eval eval eval ls"],
         non_matches: &["eval eval ls", "sh -c \"sh -c 'ls'\""],
     },
