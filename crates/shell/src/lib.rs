@@ -32,7 +32,9 @@
 //! checked and blocks. Wrappers are unwrapped and the wrapped command checked in its own right:
 //! `env` (flags and `VAR=val`), `nice`, `timeout`, `nohup`, `command`, `exec`, `builtin`,
 //! `time`, `stdbuf`, `setsid`, `ionice`, `chrt`, `taskset`, `chroot`, `flock`, `strace`,
-//! `busybox`, `sudo`/`doas`/`pkexec`/`run0`, `xargs` (the command gets run-time input as
+//! `busybox`, `toybox`, `fakeroot`, `eatmydata`, `valgrind`, `setpriv`, `unshare`, `nsenter`,
+//! `xvfb-run`, `systemd-run`, `screen`, `parallel … ::: …`, `sg` and `tmux new` (shell strings),
+//! `sudo`/`doas`/`pkexec`/`run0`, `xargs` (the command gets run-time input as
 //! arguments) and `find -exec/-execdir/-ok/-okdir` (`{}` stands for find's start paths).
 //!
 //! Arguments are data: `echo rm -rf /` and `grep -rn sudo docs/` are allowed. Paths are

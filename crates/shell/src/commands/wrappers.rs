@@ -38,6 +38,15 @@ pub(super) fn check(
                 inner(a, cx, words, call, index.map(|i| i + 1));
             }
         }
+        "sg" => {
+            // `sg GROUP [-c] COMMAND`: the command is a shell string.
+            let from = if w_lit(words, 2) == Some("-c") { 3 } else { 2 };
+            if let Some(rest) = words.get(from..).filter(|r| !r.is_empty()) {
+                super::code::code_words(a, cx, rest, "the `sg` command");
+            }
+        }
+        "tmux" => tmux(a, cx, words),
+        "parallel" => parallel(a, cx, words, call),
         "script" => {
             if !code_option(a, cx, words, "c", "command") {
                 // Without `-c`, `script` starts an interactive shell on the same input.
@@ -120,7 +129,44 @@ fn inner_index(base: &str, w: &[Word<'_>]) -> Option<Option<usize>> {
         "chroot" => first_operand(w, "", &["--userspec", "--groups"]).map(|i| i + 1),
         "strace" | "ltrace" => first_operand(w, "oepsuEPIbaSX", &[]),
         "proxychains" | "proxychains4" => first_operand(w, "f", &[]),
-        "busybox" => first_operand(w, "", &[]),
+        "busybox" | "toybox" | "fakeroot" | "eatmydata" | "valgrind" => first_operand(w, "", &[]),
+        "setpriv" => first_operand(
+            w,
+            "",
+            &[
+                "--reuid",
+                "--regid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+            ],
+        ),
+        "unshare" => first_operand(w, "SGRw", &["--setuid", "--setgid", "--root", "--wd"]),
+        "nsenter" => first_operand(w, "tSGrw", &["--target", "--setuid", "--setgid"]),
+        "xvfb-run" => first_operand(w, "nsfpe", &["--server-num", "--server-args"]),
+        "systemd-run" => first_operand(
+            w,
+            "upEHM",
+            &[
+                "--unit",
+                "--property",
+                "--setenv",
+                "--host",
+                "--machine",
+                "--description",
+                "--slice",
+                "--uid",
+                "--gid",
+                "--nice",
+                "--working-directory",
+                "--on-calendar",
+                "--on-active",
+            ],
+        ),
+        "screen" => first_operand(w, "ScehpTt", &[]),
         "sudo" => first_operand(
             w,
             "ugCDhprtTUR",
@@ -465,4 +511,55 @@ fn placeholder<'t>(word: &Word<'t>, root: Option<&Word<'_>>) -> Word<'t> {
     out.dynamic = true;
     out.any = root.is_some_and(|r| r.any);
     out
+}
+
+fn w_lit<'w>(w: &'w [Word<'_>], i: usize) -> Option<&'w str> {
+    w.get(i).and_then(Word::lit)
+}
+
+/// `tmux new[-session]|new-window|split-window|respawn-pane … [SHELL-COMMAND…]`: a shell
+/// string.
+fn tmux(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
+    let Some(verb) = w.iter().position(|x| {
+        matches!(
+            x.lit(),
+            Some("new" | "new-session" | "new-window" | "neww" | "split-window" | "splitw")
+                | Some("respawn-pane" | "respawnp" | "respawn-window" | "respawnw")
+        )
+    }) else {
+        return;
+    };
+    let rest = &w[verb..];
+    if let Some(i) = first_operand(rest, "sncteFxyEtl", &[])
+        && let Some(code) = rest.get(i..).filter(|r| !r.is_empty())
+    {
+        super::code::code_words(a, cx, code, "the `tmux` command");
+    }
+}
+
+/// `parallel [OPTIONS] COMMAND… ::: ARG…`: the command runs (through a shell) with the
+/// arguments after `:::`, or with run-time input when there are none.
+fn parallel(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
+    let Some(start) = first_operand(w, "jSaIdEnNsX", &["--jobs", "--sshlogin", "--arg-file"])
+    else {
+        return;
+    };
+    let sep = w[start..]
+        .iter()
+        .position(|x| matches!(x.lit(), Some(":::" | "::::" | ":::+" | "::::+")))
+        .map_or(w.len(), |k| start + k);
+    let command = &w[start..sep];
+    if command.is_empty() {
+        return;
+    }
+    let mut inner: Vec<Word<'_>> = command.to_vec();
+    match w.get(sep + 1..).filter(|r| !r.is_empty()) {
+        Some(args) => inner.extend(
+            args.iter()
+                .filter(|x| !matches!(x.lit(), Some(":::" | "::::" | ":::+" | "::::+")))
+                .cloned(),
+        ),
+        None => inner.push(Word::input(call.span.clone())),
+    }
+    check_command(a, cx, &inner, &at(call, &command[0]));
 }

@@ -200,3 +200,27 @@ fn regression_long_pipelines_are_bounded() {
         start.elapsed()
     );
 }
+
+#[test]
+fn regression_unknown_wrappers_are_unwrapped() {
+    for command in [
+        "parallel rm -rf ::: /",
+        "parallel rm -rf",
+        "setpriv --reuid=0 rm -rf /",
+        "unshare -r rm -rf /",
+        "nsenter -t 1 -m sudo id",
+        "systemd-run --user rm -rf /",
+        "sg wheel 'rm -rf /'",
+        "fakeroot rm -rf /",
+        "eatmydata sudo id",
+        "xvfb-run -a rm -rf /",
+        "valgrind --tool=memcheck rm -rf /",
+        "toybox rm -rf /",
+        "screen -dmS x sudo id",
+        "tmux new -d 'rm -rf /'",
+    ] {
+        assert_blocked(command);
+    }
+    assert_allowed("parallel echo ::: a b");
+    assert_allowed("tmux ls");
+}
