@@ -152,7 +152,7 @@ impl ClassTable {
     }
 }
 
-/// Parses `params` into a class's params struct; `null` means the defaults.
+/// Parses `params` (a JSON object) into a class's params struct; `null` means the defaults.
 ///
 /// Errors name the field (`path: message`, e.g. `max_bytes: invalid type: string "x",
 /// expected usize`; an unknown key reads `unknown field `x`, expected one of …`).
@@ -162,8 +162,12 @@ impl ClassTable {
 /// [`ClassError::BadParams`] for `class`.
 pub fn parse_params<T: DeserializeOwned>(class: &str, params: &Value) -> Result<T, ClassError> {
     let params = match params {
-        Value::Null => &Value::Object(serde_json::Map::new()),
-        other => other,
+        Value::Null => Value::Object(serde_json::Map::new()),
+        Value::Object(_) => params.clone(),
+        other => {
+            let message = format!("params must be a map of named fields, not {other}");
+            return Err(ClassError::bad_params(class, message));
+        }
     };
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
@@ -179,4 +183,5 @@ pub fn parse_params<T: DeserializeOwned>(class: &str, params: &Value) -> Result<
 mod audit;
 mod rate_limit;
 mod read_only;
+mod sql;
 mod truncate;
