@@ -1,0 +1,291 @@
+//! From specs to a [`RegistryBuilder`]: construct each hook; in files a hook that cannot be
+//! built is skipped with a warning, in agent config it is an error.
+
+use std::sync::Arc;
+
+use ipnet::IpNet;
+use serde::Serialize;
+use tollgate_core::{Hook, HookOptions, RegistryBuilder, ToolMatcher};
+use tollgate_handlers::llm::Endpoint;
+use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
+use tollgate_protocol::{Event, FailureMode, HookSource};
+
+use crate::agent::AgentConfig;
+use crate::error::{ConfigError, Result};
+use crate::hook_file::{HookFile, Trust};
+use crate::spec::{HookSpec, SpecKind};
+use crate::warning::Warning;
+
+/// Deployment policy from admin hook files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Policy {
+    /// Networks http hooks may reach although the SSRF guard refuses them by default.
+    pub allow_cidrs: Vec<IpNet>,
+    /// Standalone mode: external hooks without an explicit `failure_mode` fail closed.
+    pub standalone: bool,
+}
+
+impl Policy {
+    /// The union of the admin files' allow-lists; standalone when any admin file says so. User
+    /// files contribute nothing.
+    pub fn from_admin(files: &[HookFile]) -> Self {
+        let admin = files.iter().filter(|f| f.trust == Trust::Admin);
+        let mut policy = Self::default();
+        for file in admin {
+            policy.allow_cidrs.extend(file.allow_cidrs.iter().copied());
+            policy.standalone |= file.standalone;
+        }
+        policy
+    }
+}
+
+/// One registered hook, as `tollgate check` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResolvedHook {
+    /// Canonical event name.
+    pub event: String,
+    /// The hook's name.
+    pub name: String,
+    /// `command`, `http`, `llm` or `class`.
+    pub kind: &'static str,
+    /// `skill`, `user_config`, `admin_config`, `agent_config`, ….
+    pub source: &'static str,
+    /// `tools` globs; `None` matches every call.
+    pub tools: Option<Vec<String>>,
+    /// Lower runs first.
+    pub priority: i32,
+    /// Deadline in seconds.
+    pub timeout_sec: u64,
+    /// `fail_open` or `fail_closed`, as resolved.
+    pub failure_mode: &'static str,
+    /// Detached on notification events.
+    pub fire_and_forget: bool,
+    /// The shell line, for command hooks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Builds one run's [`RegistryBuilder`] from specs, agent config and a class table.
+pub struct Assembler<'a> {
+    classes: &'a ClassTable,
+    policy: Policy,
+    env: EnvLookup,
+    builder: RegistryBuilder,
+    resolved: Vec<ResolvedHook>,
+    warnings: Vec<Warning>,
+}
+
+/// What an [`Assembler`] produced.
+pub struct Assembled {
+    /// The hooks, ready to [`build`](RegistryBuilder::build) (more may be registered first).
+    pub builder: RegistryBuilder,
+    /// What was registered, in registration order.
+    pub hooks: Vec<ResolvedHook>,
+    /// Hooks skipped because they could not be built.
+    pub warnings: Vec<Warning>,
+}
+
+impl<'a> Assembler<'a> {
+    /// An assembler resolving `class` entries through `classes`, applying `policy`. llm hooks
+    /// read their endpoint from the process environment unless [`Assembler::llm_env`] says
+    /// otherwise.
+    pub fn new(classes: &'a ClassTable, policy: Policy) -> Self {
+        Self {
+            classes,
+            policy,
+            env: Arc::new(|name| std::env::var(name).ok()),
+            builder: RegistryBuilder::new(),
+            resolved: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Where llm hooks read `TOLLGATE_LLM_*` / `OPENAI_*` (see [`Endpoint::resolve`]).
+    #[must_use]
+    pub fn llm_env(mut self, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
+        self.env = Arc::new(env);
+        self
+    }
+
+    /// Registers the hooks of file specs (SKILL.md, hook files). A hook that cannot be built
+    /// (refused URL, unset secret, no llm model, unknown class or bad params) is skipped with
+    /// a warning; the others load.
+    pub fn add_specs(&mut self, specs: &[HookSpec]) -> &mut Self {
+        for spec in specs {
+            if let Err(message) = self.add_spec(spec) {
+                let message = format!("{message}; the hook is skipped");
+                self.warnings
+                    .push(Warning::new(&spec.file, &spec.entry, message));
+            }
+        }
+        self
+    }
+
+    /// Registers an agent's class hooks on the events each class declares.
+    ///
+    /// # Errors
+    /// [`ConfigError::Class`] naming the class when one is unknown or its params are bad;
+    /// [`ConfigError::Invalid`] when a class has a hook but no events, or bad default `tools`.
+    /// The agent must not run then.
+    pub fn add_agent(&mut self, agent: &AgentConfig) -> Result<&mut Self> {
+        for spec in &agent.class_hooks {
+            let invalid = |message: String| ConfigError::Invalid {
+                path: agent.path.clone(),
+                entry: spec.entry.clone(),
+                message,
+            };
+            let instance = self
+                .classes
+                .instantiate(&spec.class, &spec.params)
+                .map_err(|source| ConfigError::Class {
+                    path: agent.path.clone(),
+                    entry: spec.entry.clone(),
+                    source,
+                })?;
+            if let Some(observer) = instance.observer {
+                self.builder.observe(observer);
+            }
+            let Some(hook) = instance.hook else { continue };
+            if instance.events.is_empty() {
+                return Err(invalid(format!(
+                    "class `{}` declares no events",
+                    spec.class
+                )));
+            }
+            let tools = instance.tools.map(ToolMatcher::new).transpose();
+            let tools = tools.map_err(|e| invalid(e.to_string()))?;
+            for event in instance.events {
+                let mut options = HookOptions::default()
+                    .priority(spec.priority)
+                    .source(HookSource::AgentConfig);
+                options.tools = tools.clone();
+                self.register(event, Arc::clone(&hook), options, None);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The registry builder, what was registered, and the warnings.
+    pub fn finish(self) -> Assembled {
+        Assembled {
+            builder: self.builder,
+            hooks: self.resolved,
+            warnings: self.warnings,
+        }
+    }
+
+    fn add_spec(&mut self, spec: &HookSpec) -> std::result::Result<(), String> {
+        let mut tools = spec.tools.clone();
+        let hook: Arc<dyn Hook> = match &spec.kind {
+            SpecKind::Command { line } => {
+                let hook = CommandHook::new(&spec.name, line, spec.source);
+                if let Some(refusal) = hook.refusal() {
+                    self.warnings.push(Warning::new(
+                        &spec.file,
+                        &spec.entry,
+                        format!("{refusal}; the hook stays registered and fails as `refused` on every trigger"),
+                    ));
+                }
+                Arc::new(hook)
+            }
+            SpecKind::Http { url, secret } => Arc::new(self.http(spec, url, secret.as_deref())?),
+            SpecKind::Llm {
+                condition,
+                depth,
+                endpoint,
+            } => {
+                let overrides = endpoint
+                    .as_ref()
+                    .filter(|_| spec.source == HookSource::AdminConfig);
+                let endpoint =
+                    Endpoint::resolve(|n| (self.env)(n), overrides).map_err(|e| e.to_string())?;
+                Arc::new(
+                    LlmHook::with_endpoint(&spec.name, condition, *depth, endpoint)
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            SpecKind::Class { class, params } => {
+                let instance = self
+                    .classes
+                    .instantiate(class, params)
+                    .map_err(|e| e.to_string())?;
+                if !instance.events.is_empty() && !instance.events.contains(&spec.event) {
+                    return Err(format!(
+                        "class `{class}` does not handle `{}` (it handles {})",
+                        spec.event,
+                        instance
+                            .events
+                            .iter()
+                            .map(Event::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                if let Some(observer) = instance.observer {
+                    self.builder.observe(observer);
+                }
+                tools = tools.or(instance.tools);
+                match instance.hook {
+                    Some(hook) => hook,
+                    None => return Ok(()),
+                }
+            }
+        };
+        let matcher = tools.as_ref().map(ToolMatcher::new).transpose();
+        let options = HookOptions {
+            priority: Some(spec.priority),
+            tools: matcher.map_err(|e| e.to_string())?,
+            timeout: spec.timeout,
+            failure_mode: spec.resolved_failure_mode(self.policy.standalone),
+            source: spec.source,
+            fire_and_forget: spec.fire_and_forget,
+        };
+        let line = match &spec.kind {
+            SpecKind::Command { line } => Some(line.clone()),
+            _ => None,
+        };
+        self.register(spec.event.clone(), hook, options, line);
+        Ok(())
+    }
+
+    fn http(
+        &self,
+        spec: &HookSpec,
+        url: &str,
+        secret: Option<&str>,
+    ) -> std::result::Result<HttpHook, String> {
+        let mut builder = HttpHook::builder(&spec.name, url).allow_cidrs(&self.policy.allow_cidrs);
+        if let Some(secret) = secret {
+            builder = builder.secret_env(secret);
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    fn register(
+        &mut self,
+        event: Event,
+        hook: Arc<dyn Hook>,
+        options: HookOptions,
+        command: Option<String>,
+    ) {
+        self.resolved.push(ResolvedHook {
+            event: event.to_string(),
+            name: hook.name().to_owned(),
+            kind: hook.kind().as_str(),
+            source: options.source.as_str(),
+            tools: options.tools.as_ref().map(|t| t.patterns().to_vec()),
+            priority: options.priority.unwrap_or_else(|| hook.priority()),
+            timeout_sec: options.timeout.duration().as_secs(),
+            failure_mode: failure_mode_str(options.failure_mode),
+            fire_and_forget: options.fire_and_forget,
+            command,
+        });
+        self.builder.register_shared(event, hook, options);
+    }
+}
+
+fn failure_mode_str(mode: FailureMode) -> &'static str {
+    mode.as_str()
+}

@@ -1,0 +1,159 @@
+//! Hook files (YAML), user or admin: `hooks:`, and for admin files `network.allow_cidrs` and
+//! `standalone`.
+
+use std::path::Path;
+
+use ipnet::IpNet;
+use serde_json::Value;
+use tollgate_protocol::HookSource;
+
+use crate::error::{ConfigError, Result};
+use crate::hooks_map::{self, Origin};
+use crate::spec::HookSpec;
+use crate::warning::Warning;
+use crate::{fields, read, yaml};
+
+/// Whether a hook file is trusted. Only the caller decides (`--admin FILE`, the server's admin
+/// config); a file's content never makes it admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// A user hook file: hooks get source `user_config`; `network` and `standalone` are
+    /// ignored with a warning.
+    User,
+    /// An admin hook file: hooks get source `admin_config`.
+    Admin,
+}
+
+/// A parsed hook file.
+#[derive(Debug, Clone)]
+pub struct HookFile {
+    /// The file, as given.
+    pub path: String,
+    /// How it was passed.
+    pub trust: Trust,
+    /// The hooks that passed validation.
+    pub hooks: Vec<HookSpec>,
+    /// `network.allow_cidrs` (admin only): networks http hooks may reach although the SSRF
+    /// guard refuses them by default.
+    pub allow_cidrs: Vec<IpNet>,
+    /// `standalone: true` (admin only): external hooks default to `fail_closed`.
+    pub standalone: bool,
+    /// What was skipped or ignored, and why.
+    pub warnings: Vec<Warning>,
+}
+
+impl HookFile {
+    /// Reads and parses a hook file.
+    ///
+    /// # Errors
+    /// As [`HookFile::parse`], plus [`ConfigError::Read`].
+    pub fn load(path: &Path, trust: Trust) -> Result<Self> {
+        Self::parse(path, &read(path)?, trust)
+    }
+
+    /// Parses a hook file's text.
+    ///
+    /// # Errors
+    /// [`ConfigError::Yaml`] for invalid YAML (duplicate keys and alias bombs included);
+    /// [`ConfigError::Invalid`] when the top level is not a mapping.
+    pub fn parse(path: &Path, text: &str, trust: Trust) -> Result<Self> {
+        let file = path.display().to_string();
+        let value = yaml::parse(text).map_err(|message| ConfigError::Yaml {
+            path: file.clone(),
+            message,
+        })?;
+        let empty = serde_json::Map::new();
+        let map = match &value {
+            Value::Object(map) => map,
+            Value::Null => &empty,
+            other => {
+                return Err(ConfigError::Invalid {
+                    path: file,
+                    entry: "(top level)".into(),
+                    message: format!("must be a mapping, found {}", fields::type_name(other)),
+                });
+            }
+        };
+        let mut parsed = Self {
+            path: file,
+            trust,
+            hooks: Vec::new(),
+            allow_cidrs: Vec::new(),
+            standalone: false,
+            warnings: Vec::new(),
+        };
+        for (key, value) in map {
+            parsed.top_level(key, value);
+        }
+        Ok(parsed)
+    }
+
+    fn top_level(&mut self, key: &str, value: &Value) {
+        let admin = self.trust == Trust::Admin;
+        match key {
+            "hooks" => {
+                let (source, prefix) = match self.trust {
+                    Trust::Admin => (HookSource::AdminConfig, "admin_config"),
+                    Trust::User => (HookSource::UserConfig, "user_config"),
+                };
+                let prefix = format!("{prefix}:{}", file_stem(&self.path));
+                let origin = Origin {
+                    file: &self.path,
+                    source,
+                    name_prefix: &prefix,
+                    admin,
+                };
+                hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
+            }
+            "network" | "standalone" if !admin => self.warn(
+                key,
+                format!("`{key}` is honoured in admin hook files only (pass the file with --admin); ignored"),
+            ),
+            "network" => self.network(value),
+            "standalone" => match fields::boolean(value) {
+                Ok(on) => self.standalone = on,
+                Err(e) => self.warn("standalone", format!("{e}; standalone mode stays off")),
+            },
+            other => self.warn(other, format!("unknown key `{other}`; ignored")),
+        }
+    }
+
+    fn network(&mut self, value: &Value) {
+        let Some(map) = value.as_object() else {
+            return self.warn("network", "must be a mapping with `allow_cidrs`; ignored");
+        };
+        for (key, value) in map {
+            if key != "allow_cidrs" {
+                self.warn(
+                    &format!("network.{key}"),
+                    format!("unknown key `{key}`; ignored"),
+                );
+                continue;
+            }
+            let Some(items) = value.as_array() else {
+                self.warn("network.allow_cidrs", "must be a list of CIDRs; ignored");
+                continue;
+            };
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str().map(str::parse::<IpNet>) {
+                    Some(Ok(net)) => self.allow_cidrs.push(net),
+                    _ => self.warn(
+                        &format!("network.allow_cidrs[{i}]"),
+                        format!("{item} is not a CIDR like `127.0.0.0/8`; ignored"),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn warn(&mut self, entry: &str, message: impl Into<String>) {
+        self.warnings.push(Warning::new(&self.path, entry, message));
+    }
+}
+
+fn file_stem(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_owned())
+}

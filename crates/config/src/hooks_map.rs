@@ -1,0 +1,104 @@
+//! The `hooks:` mapping: `{<Event>: [entry, …]}` into specs and warnings.
+
+use std::str::FromStr;
+
+use serde_json::Value;
+use tollgate_protocol::{Event, HookSource};
+
+use crate::entry::{self, EntryCtx};
+use crate::spec::HookSpec;
+use crate::warning::Warning;
+use crate::{claude, fields};
+
+/// Where a `hooks:` mapping comes from.
+pub(crate) struct Origin<'a> {
+    /// The file, as given.
+    pub file: &'a str,
+    /// The hooks' source.
+    pub source: HookSource,
+    /// Prefix of generated names.
+    pub name_prefix: &'a str,
+    /// Whether the file is admin config.
+    pub admin: bool,
+}
+
+/// Validates a `hooks:` value; bad events and entries become warnings.
+pub(crate) fn parse(
+    origin: &Origin<'_>,
+    hooks: &Value,
+    specs: &mut Vec<HookSpec>,
+    warnings: &mut Vec<Warning>,
+) {
+    let Some(map) = hooks.as_object() else {
+        if !hooks.is_null() {
+            warnings.push(Warning::new(
+                origin.file,
+                "hooks",
+                format!(
+                    "must be a mapping of event names to lists of hooks, found {}; no hooks loaded",
+                    fields::type_name(hooks)
+                ),
+            ));
+        }
+        return;
+    };
+    for (key, entries) in map {
+        match parse_event(origin, key, entries) {
+            Ok(results) => {
+                for result in results {
+                    match result {
+                        Ok(spec) => specs.push(spec),
+                        Err(warning) => warnings.push(warning),
+                    }
+                }
+            }
+            Err(warning) => warnings.push(warning),
+        }
+    }
+}
+
+fn parse_event(
+    origin: &Origin<'_>,
+    key: &str,
+    entries: &Value,
+) -> Result<Vec<Result<HookSpec, Warning>>, Warning> {
+    let path = format!("hooks.{key}");
+    let event = Event::from_str(key).map_err(|_| {
+        Warning::new(
+            origin.file,
+            &path,
+            format!(
+                "unknown event `{key}` (expected an event name such as `PreToolUse` or \
+                 `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are skipped"
+            ),
+        )
+    })?;
+    let Value::Array(entries) = entries else {
+        return Err(Warning::new(
+            origin.file,
+            &path,
+            format!(
+                "must be a list of hook entries, found {}; its hooks are skipped",
+                fields::type_name(entries)
+            ),
+        ));
+    };
+    let ctx = EntryCtx {
+        file: origin.file,
+        source: origin.source,
+        event: &event,
+        event_key: key,
+        name_prefix: origin.name_prefix,
+        admin: origin.admin,
+    };
+    let mut results = Vec::new();
+    for (i, value) in entries.iter().enumerate() {
+        let at = ctx.path(i);
+        if claude::is_claude_group(value) {
+            results.extend(claude::parse_group(&ctx, &at, value));
+        } else {
+            results.push(entry::parse(&ctx, &at, value));
+        }
+    }
+    Ok(results)
+}

@@ -1,0 +1,209 @@
+//! SKILL.md: hooks in the YAML frontmatter, and which skills a run selected.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tollgate_protocol::HookSource;
+
+use crate::error::{ConfigError, Result};
+use crate::hooks_map::{self, Origin};
+use crate::spec::HookSpec;
+use crate::warning::Warning;
+use crate::{read, yaml};
+
+/// One skill's hooks, as declared in its SKILL.md frontmatter.
+#[derive(Debug, Clone)]
+pub struct Skill {
+    /// `name:` from the frontmatter, else the name of the directory holding SKILL.md.
+    pub name: String,
+    /// The file, as given.
+    pub path: String,
+    /// The hooks that passed validation, with source `skill`.
+    pub hooks: Vec<HookSpec>,
+    /// What was skipped, and why.
+    pub warnings: Vec<Warning>,
+}
+
+impl Skill {
+    /// Reads and parses a SKILL.md.
+    ///
+    /// # Errors
+    /// As [`Skill::parse`], plus [`ConfigError::Read`].
+    pub fn load(path: &Path) -> Result<Self> {
+        Self::parse(path, &read(path)?)
+    }
+
+    /// Parses a SKILL.md's text. A file that does not start with a `---` line has no
+    /// frontmatter and no hooks.
+    ///
+    /// # Errors
+    /// [`ConfigError::UnclosedFrontmatter`] when the opening `---` has no closing `---` line;
+    /// [`ConfigError::Yaml`] when the frontmatter is not valid YAML (duplicate keys and alias
+    /// bombs included) or not a mapping.
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let file = path.display().to_string();
+        let front = match frontmatter(text) {
+            Some(Ok(front)) => front,
+            Some(Err(())) => return Err(ConfigError::UnclosedFrontmatter { path: file }),
+            None => "",
+        };
+        let value = yaml::parse(front).map_err(|message| ConfigError::Yaml {
+            path: file.clone(),
+            message,
+        })?;
+        if !matches!(value, Value::Object(_) | Value::Null) {
+            return Err(ConfigError::Yaml {
+                path: file,
+                message: "the frontmatter must be a mapping".into(),
+            });
+        }
+        let name = skill_name(&value, path);
+        let mut skill = Self {
+            name,
+            path: file,
+            hooks: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let prefix = format!("skill:{}", skill.name);
+        let origin = Origin {
+            file: &skill.path,
+            source: HookSource::Skill,
+            name_prefix: &prefix,
+            admin: false,
+        };
+        if let Some(hooks) = value.get("hooks") {
+            hooks_map::parse(&origin, hooks, &mut skill.hooks, &mut skill.warnings);
+        }
+        Ok(skill)
+    }
+}
+
+/// The frontmatter text: `None` without an opening `---` line, `Some(Err(()))` when it is
+/// never closed.
+fn frontmatter(text: &str) -> Option<std::result::Result<&str, ()>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next()?;
+    if first.trim_end() != "---" {
+        return None;
+    }
+    let start = first.len();
+    let mut offset = start;
+    for line in lines {
+        if line.trim_end() == "---" {
+            return Some(Ok(&text[start..offset]));
+        }
+        offset += line.len();
+    }
+    Some(Err(()))
+}
+
+fn skill_name(front: &Value, path: &Path) -> String {
+    front
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            let dir = path.parent()?.file_name()?;
+            Some(dir.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "unnamed".to_owned())
+}
+
+/// The skills available to an agent. Skills contribute hooks only when a run selects them:
+/// [`SkillSet::hooks_for`] takes the run's selection, so a skill the model loads by itself
+/// (not selected) registers nothing. The set is immutable and can be shared between
+/// concurrent runs; each run asks for its own selection.
+#[derive(Debug, Clone, Default)]
+pub struct SkillSet {
+    skills: Vec<Arc<Skill>>,
+}
+
+impl SkillSet {
+    /// A set of parsed skills.
+    pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
+        Self {
+            skills: skills.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    /// The skill named `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.iter().map(|s| &**s).find(|s| s.name == name)
+    }
+
+    /// The hooks of the selected skills, in selection order. Unknown names select nothing
+    /// (see [`SkillSet::unknown`]).
+    pub fn hooks_for(&self, selected: &[String]) -> Vec<HookSpec> {
+        selected
+            .iter()
+            .filter_map(|name| self.get(name))
+            .flat_map(|skill| skill.hooks.iter().cloned())
+            .collect()
+    }
+
+    /// The selected names that are not in the set.
+    pub fn unknown<'a>(&self, selected: &'a [String]) -> Vec<&'a str> {
+        selected
+            .iter()
+            .filter(|name| self.get(name).is_none())
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// The skills a user selected for a run: the `explicit` list (UI choice, API field, CLI flag)
+/// plus the names of `[use <skill-name>]` tags the message starts with (`[use deploy] [use
+/// db] ship it` selects `deploy` and `db`). A skill mentioned anywhere else in the message, or
+/// loaded by the model, is not selected. No duplicates; explicit names first.
+pub fn selected_skills(message: &str, explicit: &[String]) -> Vec<String> {
+    let mut selected: Vec<String> = Vec::new();
+    let mut push = |name: &str| {
+        if !name.is_empty() && !selected.iter().any(|s| s == name) {
+            selected.push(name.to_owned());
+        }
+    };
+    explicit.iter().for_each(|name| push(name.trim()));
+    let mut rest = message.trim_start();
+    while let Some(tag) = rest.strip_prefix("[use ") {
+        let Some(end) = tag.find(']') else { break };
+        let name = tag[..end].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            break;
+        }
+        push(name);
+        rest = tag[end + 1..].trim_start();
+    }
+    selected
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_needs_both_fences() {
+        assert_eq!(frontmatter("---\na: 1\n---\nbody"), Some(Ok("a: 1\n")));
+        assert_eq!(frontmatter("---\r\na: 1\r\n---\r\n"), Some(Ok("a: 1\r\n")));
+        assert_eq!(frontmatter("---\na: 1\n"), Some(Err(())));
+        assert_eq!(frontmatter("# Title\n---\n"), None);
+        assert_eq!(frontmatter("---\n---\n"), Some(Ok("")));
+    }
+
+    #[test]
+    fn selection_is_explicit_or_a_leading_use_tag() {
+        let none: &[String] = &[];
+        assert_eq!(selected_skills("[use deploy] ship it", none), ["deploy"]);
+        assert_eq!(selected_skills("  [use a][use b] go", none), ["a", "b"]);
+        assert!(selected_skills("please [use deploy]", none).is_empty());
+        assert!(selected_skills("[use ] x", none).is_empty());
+        assert!(selected_skills("[use deploy", none).is_empty());
+        assert_eq!(
+            selected_skills("[use deploy] x", &["db".into(), "deploy".into()]),
+            ["db", "deploy"]
+        );
+    }
+}

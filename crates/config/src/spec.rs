@@ -1,0 +1,93 @@
+//! The validated form: one [`HookSpec`] per hook that passed validation.
+
+use serde_json::Value;
+use tollgate_core::HookTimeout;
+use tollgate_handlers::llm::{Depth, EndpointOverride};
+use tollgate_protocol::{Event, FailureMode, HookKind, HookSource};
+
+/// What a hook is, with the parameters of its kind.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SpecKind {
+    /// `script:` / `command:`: one shell line.
+    Command {
+        /// The line as written.
+        line: String,
+    },
+    /// `url:`: an http hook.
+    Http {
+        /// The URL as written (checked by the SSRF guard when built).
+        url: String,
+        /// A `${NAME}` reference to the signing secret, resolved when built.
+        secret: Option<String>,
+    },
+    /// `llm:`: a natural-language condition.
+    Llm {
+        /// The condition.
+        condition: String,
+        /// `depth:`, `quick` by default.
+        depth: Depth,
+        /// `base_url` / `model` / `api_key` (admin files only).
+        endpoint: Option<EndpointOverride>,
+    },
+    /// `class:` + `params:`: a named class from the class table.
+    Class {
+        /// The class name.
+        class: String,
+        /// Its params (`null` when none are given).
+        params: Value,
+    },
+}
+
+impl SpecKind {
+    /// The hook kind.
+    pub fn hook_kind(&self) -> HookKind {
+        match self {
+            Self::Command { .. } => HookKind::Command,
+            Self::Http { .. } => HookKind::Http,
+            Self::Llm { .. } => HookKind::Llm,
+            Self::Class { .. } => HookKind::Class,
+        }
+    }
+}
+
+/// One validated hook entry, bound to one event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookSpec {
+    /// The event it runs on.
+    pub event: Event,
+    /// `name:`, or a generated one like `skill:deploy/PreToolUse[0]`.
+    pub name: String,
+    /// The kind and its parameters.
+    pub kind: SpecKind,
+    /// Where it came from.
+    pub source: HookSource,
+    /// `tools:` globs; `None` matches every call. Never an empty list.
+    pub tools: Option<Vec<String>>,
+    /// `priority:` (lower runs first), 0 by default.
+    pub priority: i32,
+    /// `timeout:`, 1–600 s, 10 s by default.
+    pub timeout: HookTimeout,
+    /// `failure_mode:` as written; `None` takes the default (see
+    /// [`HookSpec::resolved_failure_mode`]).
+    pub failure_mode: Option<FailureMode>,
+    /// `fire_and_forget:`, false by default.
+    pub fire_and_forget: bool,
+    /// The file it was read from.
+    pub file: String,
+    /// Its entry path, like `hooks.PreToolUse[0]`.
+    pub entry: String,
+}
+
+impl HookSpec {
+    /// The failure mode that applies: the one written, else `fail_closed` for external hooks
+    /// (skill, plugin, user config) in standalone mode, else `fail_open`. An explicit
+    /// `failure_mode` wins over standalone mode.
+    pub fn resolved_failure_mode(&self, standalone: bool) -> FailureMode {
+        match self.failure_mode {
+            Some(mode) => mode,
+            None if standalone && !self.source.is_trusted() => FailureMode::FailClosed,
+            None => FailureMode::FailOpen,
+        }
+    }
+}

@@ -1,0 +1,218 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use tollgate_config::{Assembler, Policy, Skill, SkillSet, SpecKind, selected_skills};
+use tollgate_handlers::ClassTable;
+use tollgate_protocol::{Event, FailureMode, HookSource};
+
+use crate::{lines, skill};
+
+fn only_warning_entry(front: &str) -> (usize, String) {
+    let s = skill(front);
+    (s.hooks.len(), lines(&s.warnings))
+}
+
+#[test]
+fn native_entries_load_with_defaults() {
+    let s = skill(
+        "hooks:\n  BeforeToolUse:\n    - script: ./guard.sh\n      tools: [bash_*, sql_*]\n      failure_mode: fail_closed\n      timeout: 5\n      priority: -3\n  SessionEnd:\n    - url: https://hooks.example.com/end\n      fire_and_forget: true\n",
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let pre = s
+        .hooks
+        .iter()
+        .find(|h| h.event == Event::PreToolUse)
+        .unwrap();
+    assert_eq!(pre.name, "skill:deploy/BeforeToolUse[0]");
+    assert_eq!(pre.source, HookSource::Skill);
+    assert_eq!(
+        pre.kind,
+        SpecKind::Command {
+            line: "./guard.sh".into()
+        }
+    );
+    assert_eq!(pre.failure_mode, Some(FailureMode::FailClosed));
+    assert_eq!((pre.timeout.duration().as_secs(), pre.priority), (5, -3));
+    let end = s
+        .hooks
+        .iter()
+        .find(|h| h.event == Event::SessionEnd)
+        .unwrap();
+    assert!(end.fire_and_forget && end.tools.is_none());
+    assert_eq!(end.timeout.duration().as_secs(), 10);
+}
+
+#[test]
+fn bad_tools_skip_the_hook_never_match_all() {
+    for tools in ["42", "[]", "{a: 1}", "~", "[bash, 1]", "'tool_[a'"] {
+        let (n, warnings) = only_warning_entry(&format!(
+            "hooks:\n  PreToolUse:\n    - script: ./a.sh\n      tools: {tools}\n    - script: ./b.sh\n      tools: ok\n"
+        ));
+        assert_eq!(n, 1, "tools: {tools}");
+        assert!(
+            warnings.starts_with("hooks.PreToolUse[0].tools: "),
+            "{warnings}"
+        );
+    }
+}
+
+#[test]
+fn a_mistyped_tools_key_skips_the_hook() {
+    let (n, w) =
+        only_warning_entry("hooks:\n  PreToolUse:\n    - script: ./a.sh\n      tool: bash\n");
+    assert_eq!(n, 0);
+    assert!(
+        w.contains("hooks.PreToolUse[0].tool: unknown key `tool`"),
+        "{w}"
+    );
+}
+
+#[test]
+fn an_event_that_is_not_a_list_is_skipped_others_load() {
+    let s = skill("hooks:\n  BeforeToolUse: {script: x}\n  SessionEnd:\n    - script: ./end.sh\n");
+    assert_eq!(s.hooks.len(), 1);
+    assert_eq!(s.hooks[0].event, Event::SessionEnd);
+    assert!(lines(&s.warnings).starts_with("hooks.BeforeToolUse: must be a list"));
+}
+
+#[test]
+fn unknown_events_are_skipped_with_a_warning() {
+    let s = skill("hooks:\n  OnToolUse:\n    - script: x\n  PreToolUse:\n    - script: y\n");
+    assert_eq!(s.hooks.len(), 1);
+    assert!(lines(&s.warnings).contains("hooks.OnToolUse: unknown event `OnToolUse`"));
+}
+
+#[test]
+fn bad_timeouts_skip_the_hook() {
+    for timeout in ["0", "601", "'10s'", "10s", "2.5"] {
+        let (n, w) = only_warning_entry(&format!(
+            "hooks:\n  PreToolUse:\n    - script: x\n      timeout: {timeout}\n"
+        ));
+        assert_eq!(n, 0, "timeout: {timeout}");
+        assert!(w.starts_with("hooks.PreToolUse[0].timeout: "), "{w}");
+    }
+}
+
+#[test]
+fn a_failure_mode_typo_is_loud() {
+    let (n, w) = only_warning_entry(
+        "hooks:\n  PreToolUse:\n    - script: x\n      failure_mode: fail-closed\n",
+    );
+    assert_eq!(n, 0);
+    assert!(w.contains("unknown failure mode `fail-closed`"), "{w}");
+}
+
+#[test]
+fn two_kinds_are_ambiguous() {
+    let (n, w) = only_warning_entry(
+        "hooks:\n  PreToolUse:\n    - script: x\n      url: https://a.example\n",
+    );
+    assert_eq!(n, 0);
+    assert!(w.contains("ambiguous"), "{w}");
+}
+
+#[test]
+fn warnings_snapshot() {
+    let s = skill(
+        "hooks:\n  OnToolUse: [{script: a}]\n  BeforeToolUse: {script: x}\n  PreToolUse:\n    - {script: a, tools: 42}\n    - {script: a, tools: []}\n    - {script: a, tools: {a: 1}}\n    - {script: a, timeout: 0}\n    - {script: a, timeout: 601}\n    - {script: a, timeout: \"10s\"}\n    - {script: a, failure_mode: fail-closed}\n    - {script: a, url: 'https://x.example'}\n    - {url: 'https://x.example', secret: hunter2}\n    - {llm: judge, secret: '${X}'}\n    - {llm: judge, model: gpt}\n    - {script: a, priority: high}\n    - {tools: bash}\n    - {script: ''}\n",
+    );
+    assert!(s.hooks.is_empty(), "{:?}", s.hooks);
+    insta::assert_snapshot!(lines(&s.warnings));
+}
+
+#[test]
+fn claude_code_shape_is_accepted() {
+    let s = skill(
+        "hooks:\n  PreToolUse:\n    - matcher: \"Bash|Write\"\n      hooks:\n        - type: command\n          command: ./check.sh\n          timeout: 30\n    - matcher: \"*\"\n      hooks:\n        - {type: command, command: ./all.sh}\n    - matcher: \"mcp__.*\"\n      hooks:\n        - {type: command, command: ./mcp.sh}\n",
+    );
+    assert_eq!(s.hooks.len(), 2, "{:?}", s.warnings);
+    assert_eq!(s.hooks[0].tools.as_deref().unwrap(), ["Bash", "Write"]);
+    assert_eq!(s.hooks[0].timeout.duration().as_secs(), 30);
+    assert_eq!(s.hooks[0].name, "skill:deploy/PreToolUse[0].hooks[0]");
+    assert!(s.hooks[1].tools.is_none());
+    assert!(lines(&s.warnings).starts_with("hooks.PreToolUse[2].matcher: "));
+}
+
+#[test]
+fn name_falls_back_to_the_directory() {
+    let s = Skill::parse(
+        Path::new("skills/release/SKILL.md"),
+        "---\ndescription: x\n---\n",
+    )
+    .unwrap();
+    assert_eq!(s.name, "release");
+    let s = Skill::parse(Path::new("skills/release/SKILL.md"), "# no frontmatter\n").unwrap();
+    assert!(s.hooks.is_empty());
+}
+
+fn deploy_set() -> SkillSet {
+    SkillSet::new([skill("hooks:\n  PreToolUse:\n    - script: ./guard.sh\n")])
+}
+
+#[test]
+fn a_model_loaded_skill_registers_no_hooks() {
+    // The model loading `deploy` by itself is not a selection: the user's message and the
+    // explicit list select nothing.
+    let selected = selected_skills("deploy the app", &[]);
+    assert!(deploy_set().hooks_for(&selected).is_empty());
+    assert_eq!(
+        deploy_set()
+            .hooks_for(&selected_skills("[use deploy] go", &[]))
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn an_unset_secret_skips_the_hook_naming_the_variable() {
+    let s = skill(
+        "hooks:\n  PreToolUse:\n    - url: https://hooks.example.com/pre\n      secret: ${TOLLGATE_TEST_UNSET_SECRET_5}\n    - script: ./ok.sh\n",
+    );
+    assert!(s.warnings.is_empty());
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&s.hooks);
+    let out = assembler.finish();
+    assert_eq!(out.hooks.len(), 1);
+    let w = lines(&out.warnings);
+    assert!(w.starts_with("hooks.PreToolUse[0]: "), "{w}");
+    assert!(w.contains("TOLLGATE_TEST_UNSET_SECRET_5"), "{w}");
+}
+
+#[test]
+fn concurrent_runs_see_only_their_own_selection() {
+    let set = Arc::new(deploy_set());
+    let run = |message: &'static str| {
+        let set = Arc::clone(&set);
+        std::thread::spawn(move || {
+            let classes = ClassTable::builtin();
+            let mut assembler = Assembler::new(&classes, Policy::default());
+            assembler.add_specs(&set.hooks_for(&selected_skills(message, &[])));
+            let registry = assembler.finish().builder.build().unwrap();
+            registry
+                .hook_names(&Event::PreToolUse)
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+        })
+    };
+    let (selected, plain) = (run("[use deploy] ship"), run("ship"));
+    assert_eq!(selected.join().unwrap(), ["skill:deploy/PreToolUse[0]"]);
+    assert!(plain.join().unwrap().is_empty());
+}
+
+#[test]
+fn refused_urls_skip_the_hook_unless_admin_allows_them() {
+    let s = skill("hooks:\n  PreToolUse:\n    - url: http://127.0.0.1:9/pre\n");
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&s.hooks);
+    assert!(assembler.finish().hooks.is_empty());
+    let policy = Policy {
+        allow_cidrs: vec!["127.0.0.0/8".parse().unwrap()],
+        standalone: false,
+    };
+    let mut assembler = Assembler::new(&classes, policy);
+    assembler.add_specs(&s.hooks);
+    assert_eq!(assembler.finish().hooks.len(), 1);
+}
