@@ -87,6 +87,7 @@
 //! | `service-enable` | escalate | `systemctl enable\|link\|edit\|…`, `launchctl load`, `update-rc.d … defaults`, `chkconfig … on` |
 //! | `inline-code` | block for hooks | `python -c`, `node -e\|-p`, `perl -e`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, awk programs calling `system()`, interpreters reading a program from a pipe or heredoc, GNU `sed` `e` command and `s///e` flag |
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
+//! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.

@@ -52,6 +52,7 @@ pub(crate) enum RuleId {
     ServiceEnable,
     InlineCode,
     StdinCode,
+    EscapeSupervision,
 }
 
 impl RuleId {
@@ -62,7 +63,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 25] = [
+static RULES: [Rule; 26] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -491,6 +492,31 @@ static RULES: [Rule; 25] = [
             "python3 -V",
         ],
     },
+    Rule {
+        id: "escape-supervision",
+        severity: BlockForHooks,
+        description: "a process that leaves the hook's process group (which is killed at the hook's deadline) and keeps running: `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch`",
+        matches: &[
+            "setsid ./server",
+            "setsid -f sleep 100",
+            "daemonize /usr/bin/worker",
+            "sleep 100 & disown",
+            "start-stop-daemon --start --background --exec /bin/x",
+            "systemd-run --user --scope sleep 100",
+            "screen -dmS x ./loop.sh",
+            "tmux new -d 'sleep 100'",
+            "echo ./x.sh | at now",
+            "env FOO=1 setsid ./x",
+        ],
+        non_matches: &[
+            "nohup ./x.sh",
+            "sleep 1 &",
+            "tmux ls",
+            "screen -ls",
+            "at -l",
+            "echo setsid",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -525,6 +551,7 @@ mod tests {
             RuleId::ServiceEnable,
             RuleId::InlineCode,
             RuleId::StdinCode,
+            RuleId::EscapeSupervision,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

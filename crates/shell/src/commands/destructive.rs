@@ -274,6 +274,11 @@ fn at(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
             call.span.clone(),
             format!("`{base}` schedules a job to run later"),
         );
+        a.report(
+            RuleId::EscapeSupervision,
+            call.span.clone(),
+            format!("`{base}` runs a job later, outside the hook's process group"),
+        );
     }
 }
 

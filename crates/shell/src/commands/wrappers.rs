@@ -24,6 +24,7 @@ pub(super) fn check(
             format!("`{base}` runs a command as another user"),
         );
     }
+    supervision(a, base, words, call);
     match base {
         "env" => env(a, cx, words, call),
         "xargs" => xargs(a, cx, words, call),
@@ -234,9 +235,86 @@ fn is_assignment(text: &str) -> bool {
     })
 }
 
+/// Commands that start a process outside the hook's process group, which the hook runner
+/// kills at the deadline: the process keeps running unsupervised.
+fn supervision(a: &mut Analyzer, base: &str, w: &[Word<'_>], call: &Call<'_>) {
+    let escapes = match base {
+        "setsid" | "daemonize" | "disown" | "start-stop-daemon" | "systemd-run" => true,
+        // `screen -d -m` / `-dmS NAME`: a detached session.
+        "screen" => {
+            let end = first_operand(w, "ScehpTt", &[]).unwrap_or(w.len());
+            let flags: String = w[1..end.max(1)]
+                .iter()
+                .filter_map(Word::lit)
+                .filter(|t| t.starts_with('-') && !t.starts_with("--"))
+                .collect();
+            flags.contains('d') && flags.contains('m')
+        }
+        // Every session or window tmux creates belongs to its daemonised server.
+        "tmux" => w.iter().any(|x| {
+            matches!(
+                x.lit(),
+                Some("new" | "new-session" | "new-window" | "neww" | "split-window" | "splitw")
+            )
+        }),
+        _ => false,
+    };
+    if escapes {
+        a.report(
+            RuleId::EscapeSupervision,
+            call.span.clone(),
+            format!(
+                "`{base}` starts a process outside the hook's process group, which outlives the hook's deadline"
+            ),
+        );
+    }
+}
+
 /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… COMMAND…`.
 fn env(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     let (i, split) = env_command(w);
+    // `env -C DIR CMD` runs CMD in DIR, like `cd DIR && CMD`.
+    let saved = a.cwd_protected;
+    if env_chdir(&w[..i.min(w.len())]).is_some_and(|dir| paths::is_protected_tree(&dir)) {
+        a.cwd_protected = true;
+    }
+    env_inner(a, cx, w, call, i, split);
+    a.cwd_protected = saved;
+}
+
+/// The directory of `env -C DIR`, `-CDIR`, `--chdir DIR`, `--chdir=DIR` among `env`'s options.
+fn env_chdir(options: &[Word<'_>]) -> Option<String> {
+    let mut found = None;
+    for (k, word) in options.iter().enumerate().skip(1) {
+        let Some(t) = word.lit() else { continue };
+        let next = || options.get(k + 1).map(|x| x.text.clone());
+        if let Some(dir) = t.strip_prefix("--chdir=") {
+            found = Some(dir.to_owned());
+        } else if t == "--chdir" {
+            found = next();
+        } else if !t.starts_with("--")
+            && t.starts_with('-')
+            && let Some(at) = t.find('C').filter(|_| !t[1..].contains(['u', 'P', 'S']))
+        {
+            let rest = &t[at + 1..];
+            found = if rest.is_empty() {
+                next()
+            } else {
+                Some(rest.to_owned())
+            };
+        }
+    }
+    found
+}
+
+fn env_inner(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    w: &[Word<'_>],
+    call: &Call<'_>,
+    i: usize,
+    split: Option<usize>,
+) {
     match split.and_then(|s| w.get(s).map(|word| (s, word))) {
         Some((s, word)) => {
             let t = word.text.as_str();

@@ -224,3 +224,56 @@ fn regression_unknown_wrappers_are_unwrapped() {
     assert_allowed("parallel echo ::: a b");
     assert_allowed("tmux ls");
 }
+
+#[test]
+fn regression_hooks_may_not_escape_their_process_group() {
+    for command in [
+        "setsid ./server",
+        "setsid -f sleep 100",
+        "daemonize /usr/bin/worker",
+        "sleep 100 & disown",
+        "start-stop-daemon --start --background --exec /bin/x",
+        "systemd-run --user --scope sleep 100",
+        "screen -d -m ./loop.sh",
+        "tmux new -d 'sleep 100'",
+        "env FOO=1 setsid ./x",
+        "timeout 5 daemonize ./x",
+        "bash -c 'sleep 9 & disown'",
+        "echo ./x | at now",
+    ] {
+        for profile in [Profile::Trusted, Profile::External] {
+            let a = analyze(command, profile);
+            assert_eq!(a.verdict, Verdict::Block, "{command}");
+            assert!(
+                a.findings.iter().any(|f| f.rule == "escape-supervision"),
+                "{command}"
+            );
+        }
+        let agent = analyze(command, Profile::Agent);
+        assert!(
+            agent
+                .findings
+                .iter()
+                .all(|f| f.rule != "escape-supervision")
+        );
+    }
+    assert_allowed("nohup ./x.sh");
+    assert_allowed("sleep 1 &");
+    assert_allowed("screen -ls");
+}
+
+#[test]
+fn regression_env_chdir_counts_as_cd() {
+    for command in [
+        "env -C / rm -rf *",
+        "env --chdir=/ rm -rf .",
+        "env --chdir ~ rm -r ./*",
+        "env -C/etc rm -rf *",
+        "env -i -C ~ rm -rf .*",
+        "env -C /usr chmod -R 777 .",
+    ] {
+        assert_blocked(command);
+    }
+    assert_allowed("env -C build rm -rf *");
+    assert_allowed("env -C / ls");
+}

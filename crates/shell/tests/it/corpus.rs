@@ -29,6 +29,8 @@ fn every_corpus_line_gets_its_expected_verdict_for_every_profile() {
             "escalate" => (Escalate, Escalate, Escalate),
             "block" => (Block, Block, Block),
             "inline" => (Block, Block, Allow),
+            "detach" => (Block, Block, Escalate),
+            "hooks" => (Block, Block, Allow),
             other => panic!("corpus line {line}: unknown expectation `{other}`"),
         };
         let got = verdicts(command);
