@@ -1,5 +1,6 @@
 //! `tollgate`: the command-line interface.
 
+mod check;
 mod shell_check;
 
 use std::io::Write;
@@ -39,6 +40,12 @@ enum Command {
     /// "message","span"}]}. Exits 0 when the command could be analysed (whatever the verdict),
     /// 2 on unreadable --jsonl input.
     ShellCheck(shell_check::ShellCheck),
+    /// Load SKILL.md, agent config (*.json) and hook files (*.yaml) and print the resolved
+    /// hooks and the warnings.
+    ///
+    /// Exits 0 when every file parsed (warnings allowed), 1 otherwise. `--json` prints
+    /// {"files":[{"path","hooks":[…],"warnings":[{"entry","message"}],"errors":[…]}]}.
+    Check(check::Check),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -69,6 +76,7 @@ fn main() -> Result<ExitCode> {
             writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
         }
         Some(Command::ShellCheck(args)) => return shell_check::run(args, &mut out),
+        Some(Command::Check(args)) => return check::run(args, &mut out),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,9 @@
 
 use std::process::Command;
 
+#[path = "cli/check.rs"]
+mod check;
+
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .args(args)

@@ -1,0 +1,234 @@
+//! `tollgate check`: load config files as the engine would and show the resolved hooks and
+//! the warnings.
+//!
+//! Each FILE is loaded by its kind: `SKILL.md` (or any `*.md`) as a skill (treated as
+//! selected), `*.json` as an agent config, `*.yaml`/`*.yml` as a user hook file; files after
+//! `--admin` as admin hook files, whose `network.allow_cidrs` and `standalone` apply to every
+//! file of the run. Hooks are built as for a run (command hooks are vetted by the shell
+//! analyzer, http URLs by the SSRF guard, secrets and the llm endpoint are read from the
+//! environment); a hook that cannot be built is a warning.
+//!
+//! `--json` prints `{"files":[{"path","hooks":[{"event","name","kind","source","tools",
+//! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?}],
+//! "warnings":[{"entry","message"}],"errors":[…]}]}`. Exit status: 0 when every file parsed
+//! (warnings allowed), 1 otherwise.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use tollgate_config::{
+    AgentConfig, Assembler, ConfigError, HookFile, Policy, ResolvedHook, Skill, Trust, Warning,
+};
+use tollgate_handlers::ClassTable;
+use tollgate_handlers::command::profile_for;
+use tollgate_protocol::HookSource;
+
+/// Arguments of `tollgate check`.
+#[derive(Debug, Args)]
+pub struct Check {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// An admin (trusted) hook file; repeat for several.
+    #[arg(long = "admin", value_name = "FILE")]
+    admin: Vec<PathBuf>,
+    /// SKILL.md, agent config (*.json) or user hook files (*.yaml, *.yml).
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    files: Vec<FileReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct FileReport {
+    path: String,
+    hooks: Vec<HookReport>,
+    warnings: Vec<WarningReport>,
+    errors: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct HookReport {
+    #[serde(flatten)]
+    hook: ResolvedHook,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+struct WarningReport {
+    entry: String,
+    message: String,
+}
+
+/// Runs `tollgate check`.
+///
+/// # Errors
+/// Only when writing to `out` fails.
+pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
+    let admin: Vec<(PathBuf, Result<HookFile, ConfigError>)> = args
+        .admin
+        .iter()
+        .map(|p| (p.clone(), HookFile::load(p, Trust::Admin)))
+        .collect();
+    let parsed: Vec<HookFile> = admin
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok().cloned())
+        .collect();
+    let policy = Policy::from_admin(&parsed);
+    let classes = ClassTable::builtin();
+    let mut files: Vec<FileReport> = admin
+        .into_iter()
+        .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &classes, &policy))
+        .collect();
+    for path in &args.files {
+        files.push(report(path, load(path), &classes, &policy));
+    }
+    let ok = files.iter().all(|f| f.errors.is_empty());
+    let report = Report { files };
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_text(&report, out)?;
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+enum Loaded {
+    Skill(Skill),
+    Agent(AgentConfig),
+    Hooks(HookFile),
+}
+
+fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let ext = Path::new(&name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    match ext {
+        "md" => Skill::load(path).map(Loaded::Skill),
+        "json" => AgentConfig::load(path).map(Loaded::Agent),
+        "yaml" | "yml" => HookFile::load(path, Trust::User).map(Loaded::Hooks),
+        _ => Err(ConfigError::UnknownKind {
+            path: path.display().to_string(),
+        }),
+    }
+}
+
+fn report(
+    path: &Path,
+    loaded: Result<Loaded, ConfigError>,
+    classes: &ClassTable,
+    policy: &Policy,
+) -> FileReport {
+    let mut report = FileReport {
+        path: path.display().to_string(),
+        hooks: Vec::new(),
+        warnings: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut assembler = Assembler::new(classes, policy.clone());
+    let mut warnings: Vec<Warning> = Vec::new();
+    match loaded {
+        Err(error) => report.errors.push(error.to_string()),
+        Ok(Loaded::Skill(skill)) => {
+            warnings.extend(skill.warnings);
+            assembler.add_specs(&skill.hooks);
+        }
+        Ok(Loaded::Hooks(file)) => {
+            warnings.extend(file.warnings);
+            assembler.add_specs(&file.hooks);
+        }
+        Ok(Loaded::Agent(agent)) => {
+            if let Err(error) = assembler.add_agent(&agent) {
+                report.errors.push(error.to_string());
+            }
+        }
+    }
+    let assembled = assembler.finish();
+    warnings.extend(assembled.warnings);
+    report.hooks = assembled.hooks.into_iter().map(with_verdict).collect();
+    report.warnings = warnings
+        .into_iter()
+        .map(|w| WarningReport {
+            entry: w.entry,
+            message: w.message,
+        })
+        .collect();
+    report
+}
+
+fn with_verdict(hook: ResolvedHook) -> HookReport {
+    let source = match hook.source {
+        "builtin" => HookSource::Builtin,
+        "agent_config" => HookSource::AgentConfig,
+        "admin_config" => HookSource::AdminConfig,
+        _ => HookSource::UserConfig,
+    };
+    let verdict = hook.command.as_deref().map(|line| {
+        tollgate_shell::analyze(line, profile_for(source))
+            .verdict
+            .as_str()
+    });
+    HookReport { hook, verdict }
+}
+
+fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
+    for file in &report.files {
+        writeln!(out, "{}", file.path)?;
+        for error in &file.errors {
+            writeln!(out, "  error: {error}")?;
+        }
+        if file.errors.is_empty() && file.hooks.is_empty() {
+            writeln!(out, "  no hooks")?;
+        }
+        for h in &file.hooks {
+            print_hook(h, out)?;
+        }
+        for w in &file.warnings {
+            writeln!(out, "  warning: {}: {}", w.entry, w.message)?;
+        }
+    }
+    Ok(())
+}
+
+fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
+    let h = &report.hook;
+    let tools = h.tools.as_ref().map_or("*".to_owned(), |t| t.join(", "));
+    writeln!(
+        out,
+        "  {} {} ({}, source {})",
+        h.event, h.name, h.kind, h.source
+    )?;
+    writeln!(
+        out,
+        "    tools: {tools}; priority {}; timeout {} s; {}{}",
+        h.priority,
+        h.timeout_sec,
+        h.failure_mode,
+        if h.fire_and_forget {
+            "; fire and forget"
+        } else {
+            ""
+        }
+    )?;
+    if let (Some(command), Some(verdict)) = (&h.command, report.verdict) {
+        writeln!(out, "    command: {command}  [analyzer: {verdict}]")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,138 @@
+//! `tollgate check` on fixture files.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn check(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("check")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+fn check_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, out) = check(&all);
+    (code, serde_json::from_str(&out).unwrap())
+}
+
+#[test]
+fn a_skill_shows_its_hooks_and_warnings() {
+    let (code, json) = check_json(&[&fixture("skills/deploy/SKILL.md")]);
+    assert_eq!(code, 0);
+    let file = &json["files"][0];
+    let hooks = file["hooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 2, "{file:#}");
+    let pre = |e: &str| hooks.iter().find(|h| h["event"] == e).unwrap();
+    let (post, hooks) = (pre("post_tool_use"), [pre("pre_tool_use")]);
+    assert_eq!(hooks[0]["event"], "pre_tool_use");
+    assert_eq!(hooks[0]["name"], "skill:deploy/PreToolUse[0]");
+    assert_eq!(hooks[0]["source"], "skill");
+    assert_eq!(hooks[0]["tools"], serde_json::json!(["bash_*"]));
+    assert_eq!(hooks[0]["timeout_sec"], 5);
+    assert_eq!(hooks[0]["priority"], 10);
+    assert_eq!(hooks[0]["failure_mode"], "fail_open");
+    assert_eq!(hooks[0]["verdict"], "allow");
+    assert_eq!(post["tools"], serde_json::json!(["Bash", "Write"]));
+    assert_eq!(post["timeout_sec"], 30);
+    let entries: Vec<&str> = file["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(entries, ["hooks.OnToolUse", "hooks.PreToolUse[1].tools"]);
+}
+
+#[test]
+fn text_output_is_readable() {
+    let (code, out) = check(&[&fixture("skills/deploy/SKILL.md")]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("pre_tool_use skill:deploy/PreToolUse[0] (command, source skill)"),
+        "{out}"
+    );
+    assert!(out.contains("[analyzer: allow]"), "{out}");
+    assert!(
+        out.contains("warning: hooks.PreToolUse[1].tools: must be a glob"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unclosed_frontmatter_fails_the_check() {
+    let (code, json) = check_json(&[
+        &fixture("skills/deploy/SKILL.md"),
+        &fixture("skills/broken/SKILL.md"),
+    ]);
+    assert_eq!(code, 1);
+    assert!(json["files"][0]["errors"].as_array().unwrap().is_empty());
+    let error = json["files"][1]["errors"][0].as_str().unwrap();
+    assert!(error.contains("never closed"), "{error}");
+}
+
+#[test]
+fn admin_files_set_policy_user_files_cannot() {
+    let (code, json) = check_json(&["--admin", &fixture("admin.yaml"), &fixture("user.yaml")]);
+    assert_eq!(code, 0, "{json:#}");
+    let admin = &json["files"][0];
+    assert_eq!(admin["hooks"][0]["source"], "admin_config");
+    assert_eq!(admin["hooks"][0]["failure_mode"], "fail_open");
+    let user = &json["files"][1];
+    let hooks = user["hooks"].as_array().unwrap();
+    // The admin allow-list admits 127.0.0.1; standalone makes user defaults fail closed.
+    assert_eq!(hooks[0]["kind"], "http");
+    assert!(
+        hooks.iter().all(|h| h["failure_mode"] == "fail_closed"),
+        "{hooks:#?}"
+    );
+    assert_eq!(hooks[1]["verdict"], "block");
+    let warnings = user["warnings"].to_string();
+    assert!(warnings.contains("admin hook files only"), "{warnings}");
+    assert!(warnings.contains("refused"), "{warnings}");
+}
+
+#[test]
+fn without_admin_the_loopback_url_is_skipped() {
+    let (code, json) = check_json(&[&fixture("user.yaml")]);
+    assert_eq!(code, 0);
+    let hooks = json["files"][0]["hooks"].as_array().unwrap();
+    assert!(hooks.iter().all(|h| h["kind"] == "command"));
+    assert!(
+        json["files"][0]["warnings"]
+            .to_string()
+            .contains("127.0.0.1")
+    );
+}
+
+#[test]
+fn an_agent_with_an_unknown_class_fails() {
+    let (code, json) = check_json(&[&fixture("agent_unknown_class.json")]);
+    assert_eq!(code, 1);
+    let error = json["files"][0]["errors"][0].as_str().unwrap();
+    assert!(error.contains("NoSuchGuard"), "{error}");
+}
+
+#[test]
+fn unknown_file_kinds_and_missing_files_fail() {
+    let (code, out) = check(&["Cargo.toml", "/nonexistent/x.yaml"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("unknown file kind"), "{out}");
+    assert!(out.contains("cannot read"), "{out}");
+}
