@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tollgate_core::{DispatchOutcome, Dispatcher, HookOptions, RegistryBuilder, ToolMatcher};
 use tollgate_handlers::{ClassError, ClassInstance, ClassTable};
-use tollgate_protocol::{Decision, Payload, PayloadCommon, ToolCall};
+use tollgate_protocol::{Decision, Payload, PayloadCommon, ToolCall, ToolResult};
 
 /// Common fields with `metadata`.
 fn common(metadata: Value) -> PayloadCommon {
@@ -30,6 +30,14 @@ fn call(tool: &str, args: Value) -> ToolCall {
 
 fn pre(metadata: Value, tool: &str, args: Value) -> Arc<Payload> {
     Arc::new(Payload::new(common(metadata), call(tool, args)))
+}
+
+fn post(tool: &str, result: Value) -> Arc<Payload> {
+    let done = ToolResult {
+        call: call(tool, json!({})),
+        tool_result: result,
+    };
+    Arc::new(Payload::new(common(json!({})), done))
 }
 
 /// A dispatcher with one class instance registered the way the config crate does: for its
@@ -231,5 +239,230 @@ mod read_only_guard {
             .dispatch(pre(meta, "db_run", json!({"sql": "DROP TABLE t"})))
             .await;
         assert!(outcome.is_denied());
+    }
+}
+
+mod result_truncate_hook {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_oversized_result_is_spilled_and_the_model_sees_a_preview() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = json!({"max_bytes": 200, "spill_dir": dir.path()});
+        let big = "x".repeat(1000);
+        let outcome = dispatcher("ResultTruncateHook", params)
+            .dispatch(post("sql_query", json!({"rows": big})))
+            .await;
+        let preview = outcome.modified_result.as_ref().unwrap().as_str().unwrap();
+        assert!(preview.len() <= 200, "{}", preview.len());
+        let effect = &outcome.side_effects[0].effect;
+        assert_eq!(effect.kind, "result_spilled");
+        let file = effect.detail["file"].as_str().unwrap();
+        assert!(preview.contains(file), "{preview}");
+        let full = std::fs::read_to_string(file).unwrap();
+        assert_eq!(full, json!({"rows": big}).to_string());
+        assert_eq!(effect.detail["original_bytes"], json!(full.len()));
+    }
+
+    #[tokio::test]
+    async fn a_result_within_the_limit_is_not_rewritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = json!({"max_bytes": 200, "spill_dir": dir.path()});
+        let outcome = dispatcher("ResultTruncateHook", params)
+            .dispatch(post("t", json!("y".repeat(200))))
+            .await;
+        assert_eq!(outcome.modified_result, None);
+        assert!(outcome.side_effects.is_empty());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn defaults_and_bad_params() {
+        let instance = ClassTable::builtin()
+            .instantiate("ResultTruncateHook", &Value::Null)
+            .unwrap();
+        assert_eq!(instance.events, [tollgate_protocol::Event::PostToolUse]);
+        let (_, message) = bad_params("ResultTruncateHook", json!({"max_bytes": "16k"}));
+        assert!(message.starts_with("max_bytes:"), "{message}");
+        let (_, message) = bad_params("ResultTruncateHook", json!({"max_byte": 1}));
+        assert!(message.contains("max_byte"), "{message}");
+    }
+}
+
+mod connector_rate_limit_hook {
+    use super::*;
+
+    fn oa_call(org: &str) -> Arc<Payload> {
+        pre(json!({"org_id": org}), "oa__purchase_pay", json!({}))
+    }
+
+    #[tokio::test]
+    async fn over_the_limit_denies_with_a_retry_after() {
+        let limiter = dispatcher("ConnectorRateLimitHook", json!({"per_minute": 2}));
+        for _ in 0..2 {
+            assert_eq!(
+                limiter.dispatch(oa_call("org-7")).await.decision,
+                Decision::Allow
+            );
+        }
+        let denied = limiter.dispatch(oa_call("org-7")).await;
+        let reason = reason(&denied);
+        assert!(
+            reason.starts_with("rate limit for connector oa in org-7 exceeded; retry after "),
+            "{reason}"
+        );
+        let secs: f64 = reason.rsplit(' ').nth(1).unwrap().parse().unwrap();
+        assert!(secs > 0.0 && secs <= 30.0, "{reason}");
+    }
+
+    #[tokio::test]
+    async fn buckets_are_per_organisation_and_connector() {
+        let limiter = dispatcher("ConnectorRateLimitHook", json!({"per_minute": 1}));
+        assert!(!limiter.dispatch(oa_call("org-7")).await.is_denied());
+        assert!(limiter.dispatch(oa_call("org-7")).await.is_denied());
+        assert!(!limiter.dispatch(oa_call("org-8")).await.is_denied());
+        let crm = pre(json!({"org_id": "org-7"}), "crm__lookup", json!({}));
+        assert!(!limiter.dispatch(crm).await.is_denied());
+        // Without an org id: the shared `unknown` bucket.
+        let anon = || pre(json!({}), "oa__x", json!({}));
+        assert!(!limiter.dispatch(anon()).await.is_denied());
+        let denied = limiter.dispatch(anon()).await;
+        assert!(
+            reason(&denied).contains("in unknown exceeded"),
+            "{denied:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn tools_without_a_connector_prefix_are_not_limited() {
+        let limiter = dispatcher("ConnectorRateLimitHook", json!({"per_minute": 1}));
+        for _ in 0..3 {
+            let outcome = limiter.dispatch(pre(json!({}), "bash", json!({}))).await;
+            assert!(outcome.runs.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn per_connector_overrides_apply() {
+        let params = json!({"rate": 0.01, "burst": 1, "connectors": {"oa": {"per_minute": 3}}});
+        let limiter = dispatcher("ConnectorRateLimitHook", params);
+        for _ in 0..3 {
+            assert!(!limiter.dispatch(oa_call("org-7")).await.is_denied());
+        }
+        assert!(limiter.dispatch(oa_call("org-7")).await.is_denied());
+        let crm = || pre(json!({"org_id": "org-7"}), "crm__lookup", json!({}));
+        assert!(!limiter.dispatch(crm()).await.is_denied());
+        let denied = limiter.dispatch(crm()).await;
+        assert!(
+            reason(&denied).contains("retry after 100.0 s"),
+            "{denied:?}"
+        );
+    }
+
+    #[test]
+    fn bad_params_name_the_field() {
+        let (class, message) = bad_params("ConnectorRateLimitHook", Value::Null);
+        assert_eq!(class, "ConnectorRateLimitHook");
+        assert!(message.contains("per_minute"), "{message}");
+        let both = json!({"per_minute": 1, "rate": 1.0});
+        assert!(
+            bad_params("ConnectorRateLimitHook", both)
+                .1
+                .contains("not both")
+        );
+        let zero = json!({"per_minute": 5, "connectors": {"oa": {"per_minute": 0}}});
+        let (_, message) = bad_params("ConnectorRateLimitHook", zero);
+        assert!(message.starts_with("connectors.oa.per_minute"), "{message}");
+        let typo = json!({"per_minute": 5, "connectors": {"oa": {"burts": 2}}});
+        let (_, message) = bad_params("ConnectorRateLimitHook", typo);
+        assert!(message.contains("burts"), "{message}");
+    }
+}
+
+mod audit_log_hook {
+    use tollgate_core::hook_fn;
+    use tollgate_protocol::{Event, Outcome};
+
+    use super::*;
+
+    fn lines(path: &std::path::Path) -> Vec<Value> {
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn every_dispatch_is_appended_with_its_folded_decision() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        std::fs::write(&path, "{\"earlier\":true}\n").unwrap();
+        let instance = ClassTable::builtin()
+            .instantiate("AuditLogHook", &json!({"path": path}))
+            .unwrap();
+        assert!(instance.hook.is_none() && instance.events.is_empty());
+        let mut registry = RegistryBuilder::new();
+        registry.register(
+            Event::PreToolUse,
+            hook_fn("guard", |_| async { Ok(Outcome::deny("no")) }),
+        );
+        registry.observe(instance.observer.unwrap());
+        let dispatcher = Dispatcher::new(registry.build().unwrap());
+        dispatcher
+            .dispatch(pre(json!({}), "sql_x", json!({})))
+            .await;
+        dispatcher.dispatch(post("sql_x", json!("ok"))).await;
+
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[0], json!({"earlier": true}));
+        let denied = &lines[1];
+        assert_eq!(denied["event"], "pre_tool_use");
+        assert_eq!(denied["session_id"], "s1");
+        assert_eq!(denied["run_id"], "r1");
+        assert_eq!(denied["tool_name"], "sql_x");
+        assert_eq!(denied["decision"], "deny");
+        assert_eq!(denied["reason"], "no");
+        assert_eq!(denied["decided_by"], "guard");
+        assert_eq!(denied["hook_runs"][0]["hook"], "guard");
+        assert_eq!(denied["hook_runs"][0]["decision"], "deny");
+        let at = denied["at"].as_str().unwrap();
+        assert!(
+            at.ends_with('Z') && at.len() == 24 && &at[10..11] == "T",
+            "{at}"
+        );
+        assert_eq!(lines[2]["event"], "post_tool_use");
+        assert_eq!(lines[2]["decision"], "allow");
+        assert!(lines[2].get("reason").is_none() && lines[2].get("decided_by").is_none());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_runs_never_interleave_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let params = json!({"path": path});
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let dispatcher = dispatcher("AuditLogHook", params.clone());
+                tokio::spawn(async move {
+                    for _ in 0..50 {
+                        let args = json!({"sql": "x".repeat(3000)});
+                        dispatcher.dispatch(pre(json!({}), "sql_x", args)).await;
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(lines(&path).len(), 400);
+    }
+
+    #[test]
+    fn path_is_required_and_must_open() {
+        let (_, message) = bad_params("AuditLogHook", Value::Null);
+        assert!(message.contains("path"), "{message}");
+        let (_, message) = bad_params("AuditLogHook", json!({"path": "/nonexistent/dir/a.jsonl"}));
+        assert!(message.starts_with("path: cannot open"), "{message}");
     }
 }
