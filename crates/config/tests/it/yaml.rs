@@ -39,6 +39,7 @@ fn alias_bomb() -> String {
 fn an_alias_bomb_rejects_the_frontmatter() {
     let err = Skill::parse(Path::new("SKILL.md"), &alias_bomb()).unwrap_err();
     assert!(matches!(err, ConfigError::Yaml { .. }), "{err}");
+    assert!(err.to_string().contains("alias replay limit"), "{err}");
 }
 
 #[test]
