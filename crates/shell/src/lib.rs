@@ -64,7 +64,7 @@
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
 //! | `analysis-limit` | block | a command longer than 64 KiB, more than 8 nested shell strings, or a syntax tree more than 200 levels deep |
-//! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs |
+//! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
 //! | `privilege-escalation` | block | `sudo`, `su`, `doas`, `pkexec`, `run0`, `sudoedit`, `runuser` |
@@ -88,6 +88,7 @@
 //! | `inline-code` | block for hooks | `python -c`, `node -e\|-p`, `perl -e`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, awk programs calling `system()`, interpreters reading a program from a pipe or heredoc, GNU `sed` `e` command and `s///e` flag |
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
+//! | `dynamic-target` | escalate | recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with a part only known at run time (`"$1"`, `"$TMPDIR/x"`); a redirection or `tee` to a file whose name is unknown (`> "$OUT"`) |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.

@@ -53,6 +53,7 @@ pub(crate) enum RuleId {
     InlineCode,
     StdinCode,
     EscapeSupervision,
+    DynamicTarget,
 }
 
 impl RuleId {
@@ -63,7 +64,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 26] = [
+static RULES: [Rule; 27] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -86,7 +87,7 @@ static RULES: [Rule; 26] = [
     Rule {
         id: "obfuscated-command",
         severity: Block,
-        description: "a command name that is not a static plain word: quotes or backslashes inside it, ANSI-C `$'…'`, brace expansion, globs, variables or substitutions",
+        description: "a command name that is not a static plain word: quotes or backslashes inside it, ANSI-C `$'…'`, brace expansion, globs, variables or substitutions; an unquoted `$IFS` that splits an argument into hidden words (`rm -rf${IFS}/`)",
         matches: &[
             "r\\m -rf ~",
             "\"rm\" -rf /",
@@ -99,6 +100,8 @@ static RULES: [Rule; 26] = [
             "/bin/r? x",
             "env 'sudo' id",
             "xargs -I{} {} x",
+            "rm -rf${IFS}/",
+            "python3 -I${IFS}-c 1",
         ],
         non_matches: &[
             "rm -rf build",
@@ -106,6 +109,7 @@ static RULES: [Rule; 26] = [
             "./run.sh",
             "echo \"rm\" '$x'",
             "~/bin/tool",
+            "printf %q \"$IFS\"",
         ],
     },
     Rule {
@@ -517,6 +521,32 @@ static RULES: [Rule; 26] = [
             "echo setsid",
         ],
     },
+    Rule {
+        id: "dynamic-target",
+        severity: Escalate,
+        description: "a destructive command whose target is only known at run time: recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with an unknown part, or a redirection / `tee` to a file whose name is unknown",
+        matches: &[
+            "rm -rf \"$TARGET\"",
+            "rm -rf \"$1\"",
+            "f(){ rm -rf \"$1\"; }",
+            "rm -rf \"$TMPDIR/build\"",
+            "chmod -R 777 \"$D\"",
+            "dd if=x.img of=\"$DEV\"",
+            "shred -u \"$F\"",
+            "echo x > \"$OUT\"",
+            "echo x | tee -a \"$LOG\"",
+            "rm -rf $(cat dirs.txt)",
+        ],
+        non_matches: &[
+            "rm -f \"$HOOK_TMP\"",
+            "rm -rf build",
+            "X=build; rm -rf \"$X\"",
+            "rm -rf \"$HOME/.cache/x\"",
+            "echo x >> \"$LOG_DIR/hook.log\"",
+            "echo \"$ARGUMENTS\" >> audit.log",
+            "dd if=\"$IMG\" of=out.bin",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -552,6 +582,7 @@ mod tests {
             RuleId::InlineCode,
             RuleId::StdinCode,
             RuleId::EscapeSupervision,
+            RuleId::DynamicTarget,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

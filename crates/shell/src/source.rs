@@ -6,6 +6,7 @@
 //! inside nested strings still point at the original text.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::ops::Range;
 
 /// One text to parse, and where its bytes came from.
@@ -14,8 +15,11 @@ pub(crate) struct Source<'a> {
     pub text: Cow<'a, str>,
     /// Per byte of `text`: the original byte range it was decoded from; `None` for identity.
     map: Option<Vec<(usize, usize)>>,
-    /// `$1`, `$2`, … when the text is the code of `sh -c CODE NAME ARG…`.
+    /// `$0`, `$1`, … when the text is the code of `sh -c CODE NAME ARG…` (`$0` is `NAME`).
     pub args: Vec<Positional>,
+    /// Variables assigned earlier in this text (`X=/; rm -rf "$X"`): name and value (as in
+    /// [`Word::text`](crate::word::Word::text)), `None` when the value is not static.
+    pub vars: RefCell<Vec<(String, Option<String>)>>,
 }
 
 /// The value of a positional parameter (`$1`…) of a shell string.
@@ -25,6 +29,8 @@ pub(crate) struct Positional {
     pub text: String,
     /// Run-time input that may be anything.
     pub any: bool,
+    /// The value is not statically known.
+    pub unknown: bool,
 }
 
 impl<'a> Source<'a> {
@@ -34,6 +40,7 @@ impl<'a> Source<'a> {
             text: Cow::Borrowed(text),
             map: None,
             args: Vec::new(),
+            vars: RefCell::default(),
         }
     }
 
@@ -43,7 +50,15 @@ impl<'a> Source<'a> {
             text: Cow::Owned(mapped.text),
             map: Some(mapped.map),
             args,
+            vars: RefCell::default(),
         }
+    }
+
+    /// Records `name=value` (`None`: not static) for later words of this text.
+    pub fn assign(&self, name: &str, value: Option<String>) {
+        let mut vars = self.vars.borrow_mut();
+        vars.retain(|(n, _)| n != name);
+        vars.push((name.to_owned(), value));
     }
 
     /// The original byte range of `range` (a range of this source's text).

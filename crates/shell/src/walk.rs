@@ -409,6 +409,18 @@ impl Analyzer {
                 .unwrap_or(call.span.end);
             call.span.end = call.span.end.max(end);
         }
+        for word in words.iter().skip(1) {
+            if word
+                .node
+                .is_some_and(|n| crate::word::unquoted_ifs(&cx.src.text, n))
+            {
+                self.report(
+                    RuleId::ObfuscatedCommand,
+                    word.span.clone(),
+                    "an unquoted `$IFS` splits this word into hidden words (obfuscation)",
+                );
+            }
+        }
         commands::check(self, cx, &words, &call);
     }
 
@@ -429,7 +441,8 @@ impl Analyzer {
                 continue;
             }
             let span = cx.src.orig(node.byte_range());
-            self.written(span, &word.text, &format!("redirection `{op}`"));
+            self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
+            self.dynamic_write(span, &word, &format!("redirection `{op}`"));
         }
     }
 
@@ -481,6 +494,23 @@ impl Analyzer {
         }
     }
 
+    /// Reports a write by `how` to a file whose name is only known at run time.
+    pub fn dynamic_write(&mut self, span: Range<usize>, file: &Word<'_>, how: &str) {
+        let pipe = file
+            .node
+            .is_some_and(|n| n.kind() == "process_substitution");
+        if file.unknown_name && !file.any && !pipe {
+            self.report(
+                RuleId::DynamicTarget,
+                span,
+                format!(
+                    "{how} writes to a file named at run time (`{}`), which could be any file",
+                    file.text.replace(crate::word::UNKNOWN, "…")
+                ),
+            );
+        }
+    }
+
     /// Reports a write to `path` by `how` if the path is sensitive.
     pub fn written(&mut self, span: Range<usize>, path: &str, how: &str) {
         let Some(kind) = paths::sensitive(path) else {
@@ -504,12 +534,19 @@ impl Analyzer {
         let name = node
             .child_by_field_name("name")
             .map(|n| &cx.src.text[n.byte_range()]);
-        let value = node
+        let word = node
             .child_by_field_name("value")
-            .map(|v| Word::read(cx.src, v).text)
-            .unwrap_or_default();
+            .map(|v| Word::read(cx.src, v));
+        let value = word.as_ref().map(|w| w.text.clone()).unwrap_or_default();
+        // `X=/; rm -rf "$X"`: remember the value for later words (not for `X=/ cmd`, whose
+        // own words see the old value).
+        let standalone = node.parent().is_none_or(|p| p.kind() != "command");
+        if let Some(name) = name.filter(|_| standalone) {
+            let known = word.as_ref().is_none_or(|w| !w.unknown);
+            cx.src.assign(name, known.then(|| value.clone()));
+        }
         let tampers = match name {
-            Some("HISTFILE") => true,
+            Some("HISTFILE" | "HISTIGNORE" | "HISTCONTROL") => true,
             Some("HISTSIZE" | "HISTFILESIZE" | "SAVEHIST") => value == "0",
             _ => false,
         };

@@ -28,6 +28,13 @@ pub(crate) struct Word<'t> {
     pub dynamic: bool,
     /// Run-time input that may be anything (the arguments `xargs` appends).
     pub any: bool,
+    /// Some part's value is not statically known (an unset-or-unknown variable, a
+    /// substitution, a positional parameter without a known value). Variables assigned a
+    /// static value earlier in the same text, and `$HOME`, are known.
+    pub unknown: bool,
+    /// The part after the last `/` (the file name) is not statically known: `"$LOG"`, but not
+    /// `"$DIR/hook.log"`.
+    pub unknown_name: bool,
     /// A plain word: no quotes, escapes, expansions, globs or braces.
     pub plain: bool,
     /// Holds ANSI-C byte escapes (`\x..`, octal, `\u`, `\c`).
@@ -37,8 +44,10 @@ pub(crate) struct Word<'t> {
 impl<'t> Word<'t> {
     /// Reads the word `node` of `src`.
     pub fn read(src: &Source<'_>, node: Node<'t>) -> Self {
+        let vars = src.vars.borrow();
         let mut sink = TextSink {
             args: &src.args,
+            vars: &vars,
             ..TextSink::default()
         };
         decode(src.text.as_ref(), node, &mut sink);
@@ -50,6 +59,8 @@ impl<'t> Word<'t> {
             text: sink.text,
             dynamic: sink.dynamic,
             any: sink.any,
+            unknown: sink.unknown,
+            unknown_name: sink.unknown_name,
             escaped: sink.escaped,
         }
     }
@@ -62,6 +73,8 @@ impl<'t> Word<'t> {
             text: UNKNOWN.to_string(),
             dynamic: true,
             any: true,
+            unknown: true,
+            unknown_name: true,
             plain: false,
             escaped: false,
         }
@@ -83,6 +96,22 @@ fn is_plain(raw: &str) -> bool {
     !brace && !raw.contains(['\\', '*', '?', '[', '\'', '"', '$', '`'])
 }
 
+/// Whether the word `node` holds an unquoted `$IFS` expansion: word splitting that hides the
+/// blanks between words (`rm -rf${IFS}/`).
+pub(crate) fn unquoted_ifs(text: &str, node: Node<'_>) -> bool {
+    if !text[node.byte_range()].contains("IFS") {
+        return false;
+    }
+    crate::walk::descendants(node).any(|n| {
+        n.kind() == "variable_name"
+            && &text[n.byte_range()] == "IFS"
+            && std::iter::successors(n.parent(), |p| p.parent())
+                .take_while(|p| p.id() != node.id())
+                .chain(std::iter::once(node))
+                .all(|p| !matches!(p.kind(), "string" | "translated_string"))
+    })
+}
+
 /// The value of a node with unknown parts, as [`Mapped`] text when static.
 pub(crate) fn mapped_node(src: &Source<'_>, node: Node<'_>) -> Option<Mapped> {
     let mut sink = MapSink {
@@ -95,16 +124,22 @@ pub(crate) fn mapped_node(src: &Source<'_>, node: Node<'_>) -> Option<Mapped> {
 }
 
 /// What a run-time part of a word is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Dynamic {
-    /// `$HOME`, `${HOME}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Dynamic<'x> {
+    /// `$HOME`, `${HOME}`, `${HOME%/}`.
     Home,
-    /// A variable that may be unset or empty.
-    Var,
+    /// A variable with a well-known value: `$HISTFILE` is the history file.
+    Fixed(&'static str),
+    /// A variable (also `$0`, `$1`, …) that may be unset or empty unless its value is known.
+    Var(&'x str),
+    /// `${NAME:-WORD}` (also `-`, `:=`, `=`): the variable, or the static `WORD` when unset.
+    Default(&'x str, String),
+    /// An expansion that may be empty and whose value is not known (`${X#…}`, `${#X}`).
+    Empty,
     /// A value known to be non-empty but unknown: `${X:?}`, substitutions.
     Unknown,
-    /// `$N` (1-based), or all of them for `$@` / `$*` (`0`).
-    Positional(usize),
+    /// All positional parameters (`$@`, `$*`).
+    All,
 }
 
 /// Receives the decoded pieces of a word.
@@ -112,7 +147,7 @@ trait Sink {
     /// Literal text, decoded from `at` (a range of the current source).
     fn lit(&mut self, text: &str, at: Range<usize>);
     /// A part only known at run time.
-    fn dynamic(&mut self, what: Dynamic);
+    fn dynamic(&mut self, what: Dynamic<'_>);
     /// The word holds ANSI-C byte escapes.
     fn escaped(&mut self) {}
 }
@@ -120,35 +155,85 @@ trait Sink {
 #[derive(Default)]
 struct TextSink<'s> {
     args: &'s [Positional],
+    vars: &'s [(String, Option<String>)],
     text: String,
     dynamic: bool,
     any: bool,
+    unknown: bool,
+    unknown_name: bool,
     escaped: bool,
+}
+
+impl TextSink<'_> {
+    /// The known value of variable or positional parameter `name`: (value, unknown, any).
+    fn lookup(&self, name: &str) -> Option<(String, bool, bool)> {
+        if let Some(n) = name.parse::<usize>().ok().filter(|_| !name.is_empty()) {
+            return self.args.get(n).map(|a| (a.text.clone(), a.unknown, a.any));
+        }
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.clone())
+            .map(|v| (v, false, false))
+    }
+
+    fn mark_unknown(&mut self) {
+        self.unknown = true;
+        self.unknown_name = true;
+    }
+
+    fn value(&mut self, (text, unknown, any): (String, bool, bool)) {
+        self.lit(&text, 0..0);
+        self.any |= any;
+        if unknown {
+            self.mark_unknown();
+        }
+    }
 }
 
 impl Sink for TextSink<'_> {
     fn lit(&mut self, text: &str, _at: Range<usize>) {
         self.text.push_str(text);
+        if text.contains('/') {
+            self.unknown_name = false;
+        }
     }
-    fn dynamic(&mut self, what: Dynamic) {
+    fn dynamic(&mut self, what: Dynamic<'_>) {
         self.dynamic = true;
         match what {
             Dynamic::Home => self.text.push('~'),
-            Dynamic::Var => {}
-            Dynamic::Unknown => self.text.push(UNKNOWN),
-            Dynamic::Positional(0) => {
-                for (i, arg) in self.args.iter().enumerate() {
+            Dynamic::Fixed(value) => self.lit(value, 0..0),
+            Dynamic::Var(name) => match self.lookup(name) {
+                Some(v) => self.value(v),
+                None => self.mark_unknown(),
+            },
+            Dynamic::Default(name, default) => match self.lookup(name) {
+                Some(v) => self.value(v),
+                None => {
+                    self.lit(&default, 0..0);
+                    self.mark_unknown();
+                }
+            },
+            Dynamic::Empty => self.mark_unknown(),
+            Dynamic::Unknown => {
+                self.text.push(UNKNOWN);
+                self.mark_unknown();
+            }
+            Dynamic::All => {
+                if self.args.len() < 2 {
+                    self.mark_unknown();
+                }
+                for (i, arg) in self.args.iter().skip(1).enumerate() {
                     if i > 0 {
                         self.text.push(' ');
                     }
                     self.text.push_str(&arg.text);
                     self.any |= arg.any;
-                }
-            }
-            Dynamic::Positional(n) => {
-                if let Some(arg) = self.args.get(n - 1) {
-                    self.text.push_str(&arg.text);
-                    self.any |= arg.any;
+                    if arg.unknown {
+                        self.unknown = true;
+                        self.unknown_name = true;
+                    }
                 }
             }
         }
@@ -176,7 +261,7 @@ impl Sink for MapSink<'_, '_> {
             self.out.push(text, self.src.orig(at));
         }
     }
-    fn dynamic(&mut self, _what: Dynamic) {
+    fn dynamic(&mut self, _what: Dynamic<'_>) {
         self.dynamic = true;
     }
 }
@@ -213,32 +298,65 @@ fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink) {
         "brace_expression" => sink.lit(&text[range.clone()], range),
         "simple_expansion" => {
             let name = node.named_child(0).map_or("", |n| &text[n.byte_range()]);
-            sink.dynamic(match positional(name) {
-                Some(n) => Dynamic::Positional(n),
-                None if name == "HOME" => Dynamic::Home,
-                None => Dynamic::Var,
-            });
+            sink.dynamic(variable(name));
         }
-        "expansion" => {
-            let raw = &text[range];
-            let name = raw.trim_start_matches("${").trim_end_matches('}');
-            sink.dynamic(match positional(name) {
-                Some(n) => Dynamic::Positional(n),
-                None if raw == "${HOME}" => Dynamic::Home,
-                None if raw.contains('?') => Dynamic::Unknown,
-                None => Dynamic::Var,
-            });
-        }
+        "expansion" => sink.dynamic(expansion(&text[range])),
         _ => sink.dynamic(Dynamic::Unknown),
     }
 }
 
-/// `1`, `2`, … for `$1`, `$2`, …; `0` for `$@` and `$*`; `None` for other names (`$0` too).
-fn positional(name: &str) -> Option<usize> {
+/// `$NAME`.
+fn variable(name: &str) -> Dynamic<'_> {
     match name {
-        "@" | "*" => Some(0),
-        _ => name.parse().ok().filter(|n| *n > 0),
+        "HOME" => Dynamic::Home,
+        "HISTFILE" => Dynamic::Fixed("~/.bash_history"),
+        "@" | "*" => Dynamic::All,
+        _ => Dynamic::Var(name),
     }
+}
+
+/// `${…}`: the name, then an operator.
+fn expansion(raw: &str) -> Dynamic<'_> {
+    let inner = raw
+        .strip_prefix("${")
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or_default();
+    let len = match inner.chars().next() {
+        Some(c) if c.is_ascii_digit() => inner
+            .find(|d: char| !d.is_ascii_digit())
+            .unwrap_or(inner.len()),
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => inner
+            .find(|d: char| !(d.is_ascii_alphanumeric() || d == '_'))
+            .unwrap_or(inner.len()),
+        Some('@' | '*') if inner.len() == 1 => return Dynamic::All,
+        _ => return Dynamic::Empty, // `${#X}`, `${!X}`, `${?}`, …
+    };
+    let (name, rest) = inner.split_at(len);
+    if rest.is_empty() {
+        return variable(name);
+    }
+    if name == "HOME" && (rest.starts_with('%') || rest.starts_with([':', '-', '=', '?'])) {
+        // `${HOME%/}`, `${HOME:-/}`, `${HOME:?}`: still the home directory.
+        return Dynamic::Home;
+    }
+    let default = [":-", ":=", "-", "="]
+        .iter()
+        .find_map(|op| rest.strip_prefix(op));
+    if let Some(word) = default {
+        let word = word.replace("${HOME}", "~").replace("$HOME", "~");
+        if word.contains(['$', '`']) {
+            return Dynamic::Unknown;
+        }
+        let value: String = word
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '\\'))
+            .collect();
+        return Dynamic::Default(name, value);
+    }
+    if rest.starts_with([':', '?']) && rest.trim_start_matches(':').starts_with('?') {
+        return Dynamic::Unknown;
+    }
+    Dynamic::Empty
 }
 
 /// Whether the heredoc `body` belongs to has a quoted delimiter (`<<'EOF'`): no expansions.

@@ -146,13 +146,14 @@ fn shell(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>], call: &Ca
     network_redirect(a, cx, base, call);
     if code {
         if let Some(word) = w.get(i) {
-            // `sh -c CODE NAME ARG…`: `$1`… in the code are the words after NAME.
+            // `sh -c CODE NAME ARG…`: `$0` is NAME, `$1`… the words after it.
             let args = w
                 .iter()
-                .skip(i + 2)
+                .skip(i + 1)
                 .map(|x| Positional {
                     text: x.text.clone(),
                     any: x.any,
+                    unknown: x.unknown,
                 })
                 .collect();
             shell_code(a, cx, word, &format!("the `{base} -c` string"), args);

@@ -137,6 +137,10 @@ fn rm(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
         return;
     }
     let hit = p.operands.iter().find(|t| protected(a, t));
+    // A dynamic word alone may be `-r`; only a spelled-out `-r` makes the targets matter.
+    if hit.is_none() && (p.has('r', "recursive") || p.short.contains('R')) {
+        dynamic_target(a, &p.operands, call, "recursive delete");
+    }
     if let Some(target) = hit {
         let what = if target.any {
             "arguments only known at run time (`xargs` input)".to_owned()
@@ -161,11 +165,31 @@ fn permissions(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>)
     if !(p.has('R', "recursive") || p.dynamic) {
         return;
     }
-    if let Some(target) = p.operands.iter().find(|t| protected(a, t)) {
+    let hit = p.operands.iter().find(|t| protected(a, t));
+    if hit.is_none() && p.has('R', "recursive") {
+        // The first operand is the mode or owner.
+        let targets = p.operands.get(1..).unwrap_or_default();
+        dynamic_target(a, targets, call, &format!("`{base} -R`"));
+    }
+    if let Some(target) = hit {
         a.report(
             RuleId::RecursivePermissionChange,
             call.span.clone(),
             format!("`{base} -R` on `{}`", shown(&target.text)),
+        );
+    }
+}
+
+/// A target only known at run time: the analyzer cannot tell it is not `/` or a home.
+pub(super) fn dynamic_target(a: &mut Analyzer, targets: &[&Word<'_>], call: &Call<'_>, what: &str) {
+    if let Some(t) = targets.iter().find(|t| t.unknown && !t.any) {
+        a.report(
+            RuleId::DynamicTarget,
+            call.span.clone(),
+            format!(
+                "{what} of a path only known at run time (`{}`): it could be `/` or a home directory",
+                shown(&t.text)
+            ),
         );
     }
 }

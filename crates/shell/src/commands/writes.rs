@@ -16,6 +16,7 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
             let p = parse_args(args, "", &[]);
             for file in &p.operands {
                 a.written(span.clone(), &file.text, &how);
+                a.dynamic_write(span.clone(), file, &how);
             }
         }
         "cp" | "mv" | "install" | "ln" | "rsync" | "scp" => copy(a, base, args, call),
@@ -24,6 +25,9 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
             for arg in args {
                 if let Some(file) = arg.text.strip_prefix("of=") {
                     a.written(span.clone(), file, "`dd of=`");
+                    if arg.unknown {
+                        super::destructive::dynamic_target(a, &[arg], call, "`dd of=`");
+                    }
                 }
             }
         }
@@ -59,11 +63,14 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         "truncate" | "shred" => {
             let p = parse_args(
                 args,
-                "srnu",
+                "srn",
                 &["size", "reference", "iterations", "random-source"],
             );
             for file in &p.operands {
                 a.written(span.clone(), &file.text, &how);
+            }
+            if base == "shred" {
+                super::destructive::dynamic_target(a, &p.operands, call, "`shred`");
             }
         }
         _ => {}

@@ -277,3 +277,53 @@ fn regression_env_chdir_counts_as_cd() {
     assert_allowed("env -C build rm -rf *");
     assert_allowed("env -C / ls");
 }
+
+#[test]
+fn regression_destructive_commands_with_dynamic_targets_are_not_allowed() {
+    for command in [
+        "X=/; rm -rf \"$X\"",
+        "rm -rf ${X:-/}",
+        "rm -rf \"${1:-/}\"",
+        "rm -rf ${HOME%/}",
+        "sh -c 'rm -rf $0' /",
+        "sh -c 'rm -rf \"$1\"' _ /etc",
+        "X=/usr; Y=$X; chown -R me \"$Y\"",
+        "export D=/; chmod -R 777 \"$D\"",
+        "T=/dev/nvme0n1; dd if=/dev/zero of=$T",
+        "K=~/.ssh/authorized_keys; echo k >> \"$K\"",
+        "rm -rf${IFS}/",
+        "chmod -R${IFS}777${IFS}/",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "f(){ rm -rf \"$1\"; }; f /",
+        "rm -rf \"$TARGET\"",
+        "rm -rf \"$TMPDIR/build\"",
+        "chmod -R a+w \"$1\"",
+        "dd if=x of=\"$D\"",
+        "shred \"$F\"",
+        "echo x > \"$OUT\"",
+        "echo x | tee \"$LOG\"",
+        "X=$(mktemp -d); rm -rf \"$X\"",
+    ] {
+        let a = analyze(command, Profile::Trusted);
+        assert_eq!(a.verdict, Verdict::Escalate, "{command}: {:?}", a.findings);
+        assert!(a.findings.iter().any(|f| f.rule == "dynamic-target"));
+        assert!(analyze(command, Profile::External).refused());
+    }
+    assert_eq!(
+        analyze("python3 -I${IFS}-c 1", Profile::External).verdict,
+        Verdict::Block
+    );
+    for command in [
+        "rm -f \"$HOOK_TMP\"",
+        "X=build; rm -rf \"$X\"",
+        "rm -rf \"$HOME/.cache/x\"",
+        "echo x >> \"$LOG_DIR/hook.log\"",
+        "echo \"$ARGUMENTS\" >> audit.log",
+        "printf '%q' \"$IFS\"",
+    ] {
+        assert_allowed(command);
+    }
+}
