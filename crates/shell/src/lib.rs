@@ -40,7 +40,8 @@
 //! Arguments are data: `echo rm -rf /` and `grep -rn sudo docs/` are allowed. Paths are
 //! compared after removing quotes and escapes, with `$HOME`, `${HOME}`, `~`, `~user`,
 //! `/root`, `/home/<user>` and `/Users/<user>` all counting as a home directory, and lexical
-//! normalisation (`//`, `/.`, `..`) and brace expansion applied.
+//! normalisation (`//`, `/.`, `..`) and brace expansion applied. Arguments are
+//! brace-expanded as bash does before any rule runs (`rm {-rf,/}` is `rm -rf /`).
 //!
 //! # Profiles and verdicts
 //!
@@ -94,6 +95,7 @@
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
 
 mod arguments;
+mod braces;
 mod commands;
 mod error;
 mod model;

@@ -409,6 +409,9 @@ impl Analyzer {
                 .unwrap_or(call.span.end);
             call.span.end = call.span.end.max(end);
         }
+        if !self.expand_braces(cx, &mut words) {
+            return;
+        }
         for word in words.iter().skip(1) {
             if word
                 .node
@@ -422,6 +425,62 @@ impl Analyzer {
             }
         }
         commands::check(self, cx, &words, &call);
+    }
+
+    /// Brace-expands the arguments in `words` as bash does before running the command
+    /// (`rm {-rf,/}` is `rm -rf /`); false (and `analysis-limit`) when there are too many.
+    fn expand_braces(&mut self, cx: Cx<'_, '_>, words: &mut Vec<Word<'_>>) -> bool {
+        let braced = |w: &Word<'_>| {
+            w.text.contains('{')
+                && w.node.is_some_and(|n| {
+                    crate::braces::has_unquoted_brace(&cx.src.text[n.byte_range()])
+                })
+        };
+        if !words.iter().skip(1).any(braced) {
+            return true;
+        }
+        let mut out = Vec::with_capacity(words.len());
+        for (i, word) in words.drain(..).enumerate() {
+            if i == 0 || !braced(&word) {
+                out.push(word);
+                continue;
+            }
+            let Some(alts) = crate::braces::expand(&word.text) else {
+                self.report(
+                    RuleId::AnalysisLimit,
+                    word.span.clone(),
+                    format!(
+                        "brace expansion into more than {} words",
+                        crate::braces::MAX_BRACE_WORDS
+                    ),
+                );
+                return false;
+            };
+            if alts.len() == 1 && alts[0] == word.text {
+                out.push(word);
+                continue;
+            }
+            for alt in alts {
+                let mut w = word.clone();
+                w.text = alt;
+                w.node = None;
+                w.plain = false;
+                out.push(w);
+            }
+            if out.len() > crate::braces::MAX_BRACE_WORDS {
+                self.report(
+                    RuleId::AnalysisLimit,
+                    word.span.clone(),
+                    format!(
+                        "brace expansion into more than {} words",
+                        crate::braces::MAX_BRACE_WORDS
+                    ),
+                );
+                return false;
+            }
+        }
+        *words = out;
+        true
     }
 
     fn file_redirect(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {

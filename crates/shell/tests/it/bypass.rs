@@ -327,3 +327,29 @@ fn regression_destructive_commands_with_dynamic_targets_are_not_allowed() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_brace_expansion_is_applied_to_arguments() {
+    for command in [
+        "rm {-rf,/}",
+        "rm {-r,-f,~}",
+        "chmod {-R,777,/}",
+        "history {-c,}",
+        "dd {if=/dev/zero,of=/dev/sda}",
+        "bash -c 'rm {-rf,/}'",
+        "rm -r{f,} /",
+        "rm -rf /{e,}tc",
+        "echo x > /dev/null; rm {-rf,~/}",
+        "echo {1..100000}",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "echo {a,b}.txt",
+        "mkdir -p src/{lib,bin}",
+        "echo '{-rf,/}'",
+        "for i in {1..5}; do echo \"$i\"; done",
+    ] {
+        assert_allowed(command);
+    }
+}
