@@ -68,14 +68,14 @@
 //! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
-//! | `privilege-escalation` | block | `sudo`, `su`, `doas`, `pkexec`, `run0`, `sudoedit`, `runuser` |
+//! | `privilege-escalation` | block | `sudo`, `su`, `doas`, `pkexec`, `run0`, `sudoedit`, `runuser`, `please`, `capsh`, `machinectl shell`; `chmod u+s`/`4755`, `setcap` |
 //! | `destructive-delete` | block | `rm -r` (any spelling of the flags) of `/`, `/*`, a home directory, a system directory, `"$X"/*`, or `xargs` input; `find / -delete`; `find / -exec rm -r {}` |
 //! | `recursive-permission-change` | block | `chmod`/`chown`/`chgrp -R` of the same paths |
-//! | `disk-format` | block | `mkfs*`, `mke2fs`, `mkswap`, `wipefs -a`, `blkdiscard`, `diskutil erase*` |
+//! | `disk-format` | block | `mkfs*`, `mke2fs`, `mkswap`, `wipefs -a`, `blkdiscard`, `diskutil erase*`, `sgdisk`/`sfdisk`/`fdisk`/`parted` (not listing), `cryptsetup luksFormat\|luksErase` |
 //! | `device-write` | block | `dd of=/dev/sda`, `> /dev/sda`, `tee`/`cp`/`shred` onto devices (not `/dev/null`, ttys, `/dev/std*`, `/dev/fd/*`) |
-//! | `history-tamper` | block | `history -c`, `unset HISTFILE`, `HISTFILE=…`, `set +o history`, writing or deleting history files |
+//! | `history-tamper` | block | `history -c\|-d`, `history -w FILE`, `unset HISTFILE`, `HISTFILE=…`, `HISTIGNORE=…`, `HISTCONTROL=…`, `set +o history`, writing or deleting history files (also through `$HISTFILE`) |
 //! | `fork-bomb` | block | a function calling itself in a pipeline or the background: `:(){ :\|:& };:` |
-//! | `system-shutdown` | block | `shutdown`, `reboot`, `halt`, `poweroff`, `init 0\|6`, `systemctl reboot`, `kill -9 -1` |
+//! | `system-shutdown` | block | `shutdown`, `reboot`, `halt`, `poweroff`, `init 0\|6`, `systemctl reboot`, `kill -9 -1`, `kill 1`, `killall5`, writes to `/proc/sysrq-trigger`, `/proc/sys/*` |
 //! | `ssh-write` | block | writing into `.ssh` directories or `/etc/ssh` (redirection, `tee`, `cp`/`mv`/`ln`/`install`, `sed -i`, `dd of=`, `curl -o`, `wget -O`) |
 //! | `shell-startup-write` | block | writing to `~/.bashrc`, `~/.bash_profile`, `~/.profile`, `~/.zshrc`, `~/.zprofile`, `/etc/profile`, `/etc/profile.d/*`, `/etc/bash.bashrc`, … |
 //! | `system-auth-write` | block | writing to `/etc/sudoers*`, `/etc/passwd`, `/etc/shadow`, `/etc/ld.so.preload`, `/etc/pam.d/*`, cron directories |

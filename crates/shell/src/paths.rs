@@ -142,6 +142,8 @@ pub(crate) enum Sensitive {
     History,
     /// Authentication or system start-up configuration.
     Auth,
+    /// A kernel control file (`/proc/sysrq-trigger`, `/proc/sys/*`).
+    Kernel,
 }
 
 /// Lexically normalised path: no empty or `.` components, `..` resolved, no trailing `/`.
@@ -293,6 +295,9 @@ pub(crate) fn sensitive(path: &str) -> Option<Sensitive> {
 }
 
 fn sensitive_one(n: &str) -> Option<Sensitive> {
+    if n == "/proc/sysrq-trigger" || n.starts_with("/proc/sys/") {
+        return Some(Sensitive::Kernel);
+    }
     if let Some(dev) = n.strip_prefix("/dev/") {
         let safe =
             SAFE_DEVICES.contains(&dev) || SAFE_DEVICE_DIRS.iter().any(|d| dev.starts_with(d));

@@ -581,6 +581,7 @@ impl Analyzer {
             paths::Sensitive::Ssh => (RuleId::SshWrite, "an ssh directory"),
             paths::Sensitive::Startup => (RuleId::ShellStartupWrite, "a shell start-up file"),
             paths::Sensitive::History => (RuleId::HistoryTamper, "a shell history file"),
+            paths::Sensitive::Kernel => (RuleId::SystemShutdown, "a kernel control file"),
             paths::Sensitive::Auth => (
                 RuleId::SystemAuthWrite,
                 "system authentication or start-up configuration",

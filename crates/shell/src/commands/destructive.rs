@@ -12,7 +12,12 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     match base {
         "rm" => rm(a, args, call),
         "cd" | "pushd" => cd(a, args),
-        "chmod" | "chown" | "chgrp" => permissions(a, base, args, call),
+        "chmod" | "chown" | "chgrp" => {
+            if base == "chmod" && setuid_mode(args) {
+                privileged(a, "`chmod` sets the setuid/setgid bit", call);
+            }
+            permissions(a, base, args, call)
+        }
         "mke2fs" | "mkswap" | "mkdosfs" | "mkntfs" | "blkdiscard" => disk(a, base, call),
         _ if base.starts_with("mkfs") || base.starts_with("newfs") => disk(a, base, call),
         "wipefs" => {
@@ -34,14 +39,41 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         }
         "history" => {
             let p = parse_args(args, "d", &[]);
-            if p.short.contains('c') {
+            // `-c` erases, `-d` deletes entries, `-w`/`-a`/`-r`/`-n FILE` swap the file.
+            let file_op = p.short.contains(['w', 'a', 'r', 'n']) && !p.operands.is_empty();
+            if p.short.contains(['c', 'd']) || file_op {
                 a.report(
                     RuleId::HistoryTamper,
                     call.span.clone(),
-                    "`history -c` erases the shell history",
+                    "`history` with `-c`, `-d` or a file erases or rewrites the shell history",
                 );
             }
         }
+        "setcap" => privileged(a, "`setcap` grants file capabilities", call),
+        "capsh" | "please" | "calife" | "ksu" => privileged(
+            a,
+            &format!("`{base}` runs a command with other privileges"),
+            call,
+        ),
+        "machinectl" if matches!(args.first().and_then(Word::lit), Some("shell" | "login")) => {
+            privileged(a, "`machinectl shell` opens a shell as another user", call)
+        }
+        "sgdisk" | "sfdisk" | "fdisk" | "gdisk" | "cfdisk" | "parted" | "partprobe"
+            if !disk_listing(base, args) =>
+        {
+            disk(a, base, call)
+        }
+        "cryptsetup"
+            if args.iter().any(|w| {
+                matches!(
+                    w.lit(),
+                    Some("luksFormat" | "luksErase" | "erase" | "reencrypt" | "luksKillSlot")
+                )
+            }) =>
+        {
+            disk(a, base, call)
+        }
+        "killall5" => shutdown(a, base, call),
         "set" => {
             let off = args
                 .windows(2)
@@ -194,6 +226,36 @@ pub(super) fn dynamic_target(a: &mut Analyzer, targets: &[&Word<'_>], call: &Cal
     }
 }
 
+fn privileged(a: &mut Analyzer, why: &str, call: &Call<'_>) {
+    a.report(RuleId::PrivilegeEscalation, call.span.clone(), why);
+}
+
+/// A `chmod` mode that sets the setuid or setgid bit: `u+s`, `+s`, `g=s`, `4755`, `2755`.
+fn setuid_mode(args: &[Word<'_>]) -> bool {
+    args.iter().filter_map(Word::lit).any(|t| {
+        let symbolic = !t.starts_with('-')
+            && t.split(',').any(|clause| {
+                clause.split_once(['+', '=']).is_some_and(|(who, perms)| {
+                    who.chars().all(|c| matches!(c, 'u' | 'g' | 'a' | 'o')) && perms.contains('s')
+                })
+            });
+        let octal = t.len() == 4
+            && t.chars().all(|c| c.is_digit(8))
+            && t.starts_with(['2', '3', '4', '5', '6', '7']);
+        symbolic || octal
+    })
+}
+
+/// Partitioning tools that only list: `fdisk -l`, `sfdisk -l|-d`, `parted -l`, `… print`.
+fn disk_listing(base: &str, args: &[Word<'_>]) -> bool {
+    args.iter().filter_map(Word::lit).any(|t| {
+        matches!(
+            t,
+            "-l" | "--list" | "print" | "-p" | "--print" | "--version" | "-v"
+        ) || (base == "sfdisk" && matches!(t, "-d" | "--dump"))
+    })
+}
+
 fn disk(a: &mut Analyzer, base: &str, call: &Call<'_>) {
     a.report(
         RuleId::DiskFormat,
@@ -261,6 +323,13 @@ fn kill(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
             continue;
         }
         break;
+    }
+    if args.iter().skip(i).any(|w| w.lit() == Some("1")) {
+        a.report(
+            RuleId::SystemShutdown,
+            call.span.clone(),
+            "`kill … 1` signals init, which stops the machine",
+        );
     }
     if args.iter().skip(i).any(|w| w.lit() == Some("-1")) {
         a.report(

@@ -16,7 +16,7 @@ pub(super) fn check(
 ) -> bool {
     if matches!(
         base,
-        "sudo" | "su" | "doas" | "pkexec" | "run0" | "sudoedit" | "runuser"
+        "sudo" | "su" | "doas" | "pkexec" | "run0" | "sudoedit" | "runuser" | "please"
     ) {
         a.report(
             RuleId::PrivilegeEscalation,
@@ -186,6 +186,7 @@ fn inner_index(base: &str, w: &[Word<'_>]) -> Option<Option<usize>> {
             ],
         ),
         "doas" => first_operand(w, "uC", &[]),
+        "please" => first_operand(w, "tgudcr", &["--target", "--group", "--dir"]),
         "pkexec" => first_operand(w, "", &["--user"]),
         "run0" => first_operand(
             w,

@@ -353,3 +353,41 @@ fn regression_brace_expansion_is_applied_to_arguments() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_privilege_history_disk_and_kernel_rules() {
+    for command in [
+        "chmod u+s /bin/bash",
+        "chmod 4755 ./x",
+        "chmod -R g+s dir",
+        "setcap cap_setuid+ep /usr/bin/python3",
+        "capsh --gid=0 -- -c id",
+        "machinectl shell root@",
+        "please id",
+        "history -d 10",
+        "history -w /dev/null",
+        "HISTIGNORE='*'",
+        "HISTCONTROL=ignorespace",
+        "shred -u \"$HISTFILE\"",
+        "sgdisk --zap-all /dev/sda",
+        "parted -s /dev/sda mklabel gpt",
+        "fdisk /dev/sda",
+        "cryptsetup luksFormat /dev/sdb1",
+        "echo b > /proc/sysrq-trigger",
+        "kill -9 1",
+        "killall5",
+        "bash -c 'chmod {u+s,/bin/sh}'",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "chmod 755 x",
+        "chmod u+x x",
+        "fdisk -l",
+        "parted /dev/sda print",
+        "kill -9 1234",
+        "history 20",
+    ] {
+        assert_allowed(command);
+    }
+}
