@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 use serde::Serialize;
-use tollgate_core::{Hook, HookOptions, RegistryBuilder, ToolMatcher};
+use tollgate_core::{
+    BoxFuture, Hook, HookContext, HookError, HookOptions, RegistryBuilder, ToolMatcher,
+};
 use tollgate_handlers::llm::Endpoint;
 use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
-use tollgate_protocol::{Event, FailureMode, HookSource};
+use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
 
 use crate::agent::AgentConfig;
 use crate::error::{ConfigError, Result};
@@ -110,17 +112,48 @@ impl<'a> Assembler<'a> {
     }
 
     /// Registers the hooks of file specs (SKILL.md, hook files). A hook that cannot be built
-    /// (refused URL, unset secret, no llm model, unknown class or bad params) is skipped with
-    /// a warning; the others load.
+    /// (refused URL, unset secret, no llm model, unknown class or bad params) is reported with a
+    /// warning; the others load. A `fail_open` one is skipped. A `fail_closed` one stays
+    /// registered as a hook that fails on every trigger, so a broken gate denies instead of
+    /// silently disappearing.
     pub fn add_specs(&mut self, specs: &[HookSpec]) -> &mut Self {
         for spec in specs {
-            if let Err(message) = self.add_spec(spec) {
-                let message = format!("{message}; the hook is skipped");
-                self.warnings
-                    .push(Warning::new(&spec.file, &spec.entry, message));
-            }
+            let Err(message) = self.add_spec(spec) else {
+                continue;
+            };
+            let mode = spec.resolved_failure_mode(self.policy.standalone);
+            let consequence = match mode {
+                FailureMode::FailOpen => "the hook is skipped",
+                FailureMode::FailClosed => {
+                    self.register_unbuildable(spec, &message);
+                    "the hook is fail_closed, so it stays registered and denies on every trigger"
+                }
+            };
+            self.warnings.push(Warning::new(
+                &spec.file,
+                &spec.entry,
+                format!("{message}; {consequence}"),
+            ));
         }
         self
+    }
+
+    fn register_unbuildable(&mut self, spec: &HookSpec, reason: &str) {
+        let hook = Arc::new(Unbuildable {
+            name: spec.name.clone(),
+            kind: spec.kind.hook_kind(),
+            reason: reason.to_owned(),
+        });
+        let tools = spec.tools.as_ref().and_then(|t| ToolMatcher::new(t).ok());
+        let options = HookOptions {
+            priority: Some(spec.priority),
+            tools,
+            timeout: spec.timeout,
+            failure_mode: FailureMode::FailClosed,
+            source: spec.source,
+            fire_and_forget: false,
+        };
+        self.register(spec.event.clone(), hook, options, None);
     }
 
     /// Registers an agent's class hooks on the events each class declares.
@@ -256,7 +289,14 @@ impl<'a> Assembler<'a> {
         url: &str,
         secret: Option<&str>,
     ) -> std::result::Result<HttpHook, String> {
-        let mut builder = HttpHook::builder(&spec.name, url).allow_cidrs(&self.policy.allow_cidrs);
+        // The admin allow-list opens networks for trusted hooks only: an admin reaching its own
+        // receiver on loopback must not open loopback to skills and user files.
+        let allow: &[IpNet] = if spec.source.is_trusted() {
+            &self.policy.allow_cidrs
+        } else {
+            &[]
+        };
+        let mut builder = HttpHook::builder(&spec.name, url).allow_cidrs(allow);
         if let Some(secret) = secret {
             builder = builder.secret_env(secret);
         }
@@ -283,6 +323,28 @@ impl<'a> Assembler<'a> {
             command,
         });
         self.builder.register_shared(event, hook, options);
+    }
+}
+
+/// A fail-closed hook whose config could not be built: it fails on every trigger.
+struct Unbuildable {
+    name: String,
+    kind: HookKind,
+    reason: String,
+}
+
+impl Hook for Unbuildable {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> HookKind {
+        self.kind
+    }
+
+    fn execute(&self, _ctx: HookContext) -> BoxFuture<'_, std::result::Result<Outcome, HookError>> {
+        let message = format!("the hook could not be built: {}", self.reason);
+        Box::pin(async move { Err(HookError::msg(message)) })
     }
 }
 

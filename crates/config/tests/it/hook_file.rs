@@ -142,3 +142,73 @@ fn llm_hooks_take_their_endpoint_from_the_given_env() {
     some.add_specs(&file.hooks);
     assert_eq!(some.finish().hooks[0].kind, "llm");
 }
+
+fn assemble(policy: Policy, files: &[&HookFile]) -> tollgate_config::Assembled {
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, policy);
+    for file in files {
+        assembler.add_specs(&file.hooks);
+    }
+    assembler.finish()
+}
+
+async fn decide(assembled: tollgate_config::Assembled) -> tollgate_core::DispatchOutcome {
+    let dispatcher = tollgate_core::Dispatcher::new(assembled.builder.build().unwrap());
+    let call = tollgate_protocol::ToolCall {
+        tool_name: "bash_code_execute_tool".into(),
+        tool_call_id: "c".into(),
+        tool_input: serde_json::json!({"command": "ls"}),
+    };
+    let payload = tollgate_protocol::Payload::new(Default::default(), call);
+    dispatcher.dispatch(std::sync::Arc::new(payload)).await
+}
+
+#[tokio::test]
+async fn regression_an_unbuildable_fail_closed_hook_denies_instead_of_disappearing() {
+    let text = "hooks:\n  PreToolUse:\n    - url: https://hooks.example.com/pre\n      secret: ${TOLLGATE_TEST_SURELY_UNSET_SECRET}\n      failure_mode: fail_closed\n";
+    let file = HookFile::parse(Path::new("a.yaml"), text, Trust::Admin).unwrap();
+    let assembled = assemble(Policy::default(), &[&file]);
+    let warnings = lines(&assembled.warnings);
+    assert!(
+        warnings.contains("TOLLGATE_TEST_SURELY_UNSET_SECRET"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("denies on every trigger"), "{warnings}");
+    let outcome = decide(assembled).await;
+    assert!(outcome.is_denied(), "{:?}", outcome.decision);
+    assert!(
+        outcome
+            .decision
+            .reason()
+            .unwrap()
+            .contains("could not be built")
+    );
+
+    let open = text.replace("fail_closed", "fail_open");
+    let file = HookFile::parse(Path::new("a.yaml"), &open, Trust::Admin).unwrap();
+    let assembled = assemble(Policy::default(), &[&file]);
+    assert!(
+        assembled.hooks.is_empty(),
+        "a broken fail_open hook is skipped"
+    );
+}
+
+#[test]
+fn regression_the_admin_allow_list_does_not_open_networks_for_user_hooks() {
+    let admin_text = "network:\n  allow_cidrs: [\"127.0.0.0/8\"]\nhooks:\n  PreToolUse:\n    - url: http://127.0.0.1:9/admin\n";
+    let admin = HookFile::parse(Path::new("admin.yaml"), admin_text, Trust::Admin).unwrap();
+    let user_text = "hooks:\n  PreToolUse:\n    - url: http://127.0.0.1:9/redis\n";
+    let user = HookFile::parse(Path::new("user.yaml"), user_text, Trust::User).unwrap();
+    let policy = Policy::from_admin(std::slice::from_ref(&admin));
+    let assembled = assemble(policy, &[&admin, &user]);
+    let sources: Vec<_> = assembled.hooks.iter().map(|h| h.source).collect();
+    assert_eq!(
+        sources,
+        ["admin_config"],
+        "only the admin hook may reach loopback"
+    );
+    assert!(
+        lines(&assembled.warnings).contains("user.yaml")
+            || lines(&assembled.warnings).contains("refused")
+    );
+}
