@@ -24,10 +24,12 @@
 //! ```
 //!
 //! The condition is the only instruction and sits in the system message. The payload (the
-//! wire payload, [`PayloadWire`], shortened to the depth's budget with
-//! [`truncate_payload`](tollgate_core::truncate::truncate_payload)) goes in the user message
-//! between `<payload>` and `</payload>`, as untrusted data; `<` and `>` inside it are written
-//! as JSON escapes, so it cannot close its own block.
+//! wire payload, [`PayloadWire`], as compact JSON, whole) goes in the user message between
+//! `<payload>` and `</payload>`, as untrusted data; `<` and `>` inside it are written as JSON
+//! escapes, so it cannot close its own block. A payload over the depth's budget is never
+//! shortened: the hook fails (`errored`: "payload of N bytes exceeds the judge's budget of M
+//! bytes; it cannot judge what it cannot see"), because a judge shown part of a payload would
+//! pass whatever hides in the rest.
 //!
 //! [`Depth::Quick`] sends up to 16 KiB of payload and allows 1,024 tokens; [`Depth::Thorough`]
 //! sends up to 64 KiB, allows 4,096 tokens and asks for `{"reasoning", "ok", "reason"}` with
@@ -46,7 +48,8 @@
 //!   cut off by the token limit), empty content, a code fence, text around the object, a
 //!   missing, extra or duplicated key, a wrong type (see [`parse_verdict`]), a body that is not
 //!   a chat completion;
-//! - `errored`: a transport error, any non-2xx status (redirects are not followed);
+//! - `errored`: a payload over the budget (nothing is sent), a transport error, any non-2xx
+//!   status (redirects are not followed);
 //! - `timed_out`: the dispatcher's deadline passed (the request is dropped with the future).
 //!
 //! # Prompt injection
@@ -66,7 +69,7 @@ mod transport;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_core::truncate::MIN_MAX_BYTES;
 use tollgate_core::{BoxFuture, Hook, HookContext, HookError};
 use tollgate_protocol::wire::PayloadWire;
@@ -125,7 +128,8 @@ impl Depth {
         }
     }
 
-    /// Default payload budget: the most bytes of compact payload JSON the model sees.
+    /// Default payload budget: the most bytes of compact payload JSON the model is shown; a
+    /// larger payload fails the hook instead of being shortened.
     pub fn payload_budget(self) -> usize {
         match self {
             Self::Quick => 16 * 1024,
@@ -220,7 +224,7 @@ impl LlmHook {
     }
 
     /// Sets the payload budget in bytes of compact JSON (at least 26), instead of the depth's
-    /// default.
+    /// default. A payload over it fails the hook (`errored`); it is never shortened.
     #[must_use]
     pub fn with_payload_budget(mut self, bytes: usize) -> Self {
         self.payload_budget = bytes.max(MIN_MAX_BYTES);
@@ -248,7 +252,6 @@ impl LlmHook {
             condition: &self.condition,
             depth: self.depth,
             max_tokens: self.max_tokens,
-            payload_budget: self.payload_budget,
             structured,
         }
     }
@@ -263,6 +266,7 @@ impl LlmHook {
 
     async fn run(&self, ctx: HookContext) -> Result<Outcome, HookError> {
         let payload = PayloadWire::from(ctx.payload()).to_json();
+        let payload = prompt::fit_budget(&payload, self.payload_budget)?;
         let structured = self.sends_structured_output();
         let (body, structured) = match self.call(&payload, structured).await? {
             Reply::Failed(status, text)
@@ -283,7 +287,7 @@ impl LlmHook {
         Ok(outcome(judged, structured))
     }
 
-    async fn call(&self, payload: &Value, structured: bool) -> Result<Reply, HookError> {
+    async fn call(&self, payload: &str, structured: bool) -> Result<Reply, HookError> {
         let body = self.request(structured).body(payload)?;
         transport::post(&self.client, &self.endpoint, body).await
     }

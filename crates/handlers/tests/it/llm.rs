@@ -161,9 +161,12 @@ async fn thorough_asks_for_reasoning_first_with_more_context_and_tokens() {
     let long_sql = format!("UPDATE prod.users SET note = '{}'", "x".repeat(40_000));
     let answer = r#"{"reasoning":"prod is not staging","ok":false,"reason":"writes prod"}"#;
     let mut runs = Vec::new();
-    for depth in [Depth::Quick, Depth::Thorough] {
+    for (depth, sql) in [
+        (Depth::Quick, "UPDATE prod.users SET note = 'x'"),
+        (Depth::Thorough, long_sql.as_str()),
+    ] {
         let mock = Mock::start(Server::content(answer)).await;
-        let payload = sql_call(&long_sql);
+        let payload = sql_call(sql);
         let outcome = dispatch(hook(&mock, depth), HookOptions::default(), payload).await;
         runs.push((outcome, mock.only_request()));
     }
@@ -190,11 +193,47 @@ async fn thorough_asks_for_reasoning_first_with_more_context_and_tokens() {
     assert!(raw.find("\"reasoning\":{").unwrap() < raw.find("\"ok\":{").unwrap());
     assert!(thorough_req.message("system").contains("reasoning"));
 
-    let quick_payload = payload_in(&quick_req.message("user"));
     let thorough_payload = payload_in(&thorough_req.message("user"));
-    assert_eq!(quick_payload["payload_truncated"], true);
     assert!(thorough_payload.get("payload_truncated").is_none());
     assert_eq!(thorough_payload["tool_input"]["sql"], long_sql);
+    assert!(quick_req.message("user").len() < 1024);
+}
+
+/// A payload over the budget was once shortened and judged: a `DROP` hidden past 16 KiB of
+/// padding never reached the model, and its `ok: true` allowed it. Now the hook fails without
+/// calling the model, and the failure mode decides.
+#[tokio::test]
+async fn regression_truncated_payload_is_a_failure_not_an_allow() {
+    let hidden = format!("SELECT '{}'; DROP TABLE prod.users", " ".repeat(20_000));
+    let mock = Mock::start(Server::content(r#"{"ok":true,"reason":"fine"}"#)).await;
+    let open = dispatch(
+        hook(&mock, Depth::Quick),
+        HookOptions::default(),
+        sql_call(&hidden),
+    )
+    .await;
+    assert_eq!(open.runs[0].status, RunStatus::Errored);
+    assert_eq!(open.decision, Decision::Allow); // fail_open: skipped and recorded, not judged
+    let closed = dispatch(hook(&mock, Depth::Quick), fail_closed(), sql_call(&hidden)).await;
+    assert_eq!(closed.runs[0].status, RunStatus::Errored);
+    let Decision::Deny { reason } = &closed.decision else {
+        panic!("fail_closed did not deny: {:?}", closed.decision);
+    };
+    assert!(
+        reason.contains(
+            "exceeds the judge's budget of 16384 bytes; it cannot judge what it cannot see"
+        ),
+        "{reason}"
+    );
+    assert!(mock.requests().is_empty(), "nothing is sent to the model");
+
+    // Within the budget, the payload is judged, whole.
+    let roomy = hook(&mock, Depth::Quick).with_payload_budget(64 * 1024);
+    let judged = dispatch(roomy, fail_closed(), sql_call(&hidden)).await;
+    assert_eq!(judged.runs[0].status, RunStatus::Completed);
+    assert_eq!(judged.decision, Decision::Allow);
+    let seen = payload_in(&mock.only_request().message("user"));
+    assert_eq!(seen["tool_input"]["sql"], hidden);
 }
 
 fn content(text: &str) -> Reply {
