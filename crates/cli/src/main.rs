@@ -1,6 +1,7 @@
 //! `tollgate`: the command-line interface.
 
 mod check;
+mod dispatch;
 mod shell_check;
 
 use std::io::Write;
@@ -46,6 +47,14 @@ enum Command {
     /// Exits 0 when every file parsed (warnings allowed), 1 otherwise. `--json` prints
     /// {"files":[{"path","hooks":[…],"warnings":[{"entry","message"}],"errors":[…]}]}.
     Check(check::Check),
+    /// Build the hooks as a run would (admin, agent, user hook files, selected skills) and
+    /// dispatch one event through them.
+    ///
+    /// Prints one JSON object per dispatch: {"decision","reason","modified_args",
+    /// "modified_result","additional_context","side_effects":[…],"hook_runs":[…]}. Exits 0
+    /// when dispatched (whatever the decision), 1 when the configuration cannot be built, 2 on
+    /// a bad payload or arguments.
+    Dispatch(dispatch::Dispatch),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -77,6 +86,7 @@ fn main() -> Result<ExitCode> {
         }
         Some(Command::ShellCheck(args)) => return shell_check::run(args, &mut out),
         Some(Command::Check(args)) => return check::run(args, &mut out),
+        Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,8 @@ use std::process::Command;
 
 #[path = "cli/check.rs"]
 mod check;
+#[path = "cli/dispatch.rs"]
+mod dispatch;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

@@ -1,0 +1,329 @@
+//! `tollgate dispatch`: build a registry exactly as a run would and dispatch one event through
+//! the real dispatcher.
+//!
+//! The registry is built in this order (ties in priority run in registration order): `--admin`
+//! files (source `admin_config`; their `network.allow_cidrs` and `standalone` are the policy of
+//! every file), the `--agent` config's class hooks (`agent_config`), `--hooks` files
+//! (`user_config`), then the `--skill` files, which count as selected by the user (`skill`).
+//! Load warnings go to stderr; hook failures are WARN logs on stderr (`RUST_LOG=info|debug|…`
+//! sets the level, default `warn`).
+//!
+//! `--payload` is a wire payload (`tollgate schema payload`) as JSON or `@FILE` (`@-`: stdin).
+//! Missing `session_id`, `run_id`, `trace_id`, `agent_id`, `source` (and `tool_call_id` when
+//! there is a `tool_name`) are filled in; `event` comes from `--event` and must agree with the
+//! payload's own `event`, if any.
+//!
+//! Prints one JSON line per dispatch: `{"event","decision","reason","decided_by",
+//! "observation","modified_args","modified_result","additional_context","side_effects":[{"hook",
+//! "kind","detail"}],"hook_runs":[{"name","kind","source","status","decision","reason","error",
+//! "failure_mode","duration_ms","rewrote"}]}`. `--repeat N` dispatches the same payload N times
+//! through the same registry (stateful hooks such as rate limits see every call).
+//!
+//! Exit status: 0 when dispatched, whatever the decision; 1 when the configuration cannot be
+//! built (unreadable file, agent class error); 2 on bad arguments or a bad payload.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
+use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher, Registry};
+use tollgate_handlers::ClassTable;
+use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
+use tollgate_protocol::{Event, Payload};
+
+/// Arguments of `tollgate dispatch`.
+#[derive(Debug, Args)]
+pub struct Dispatch {
+    /// An admin (trusted) hook file; repeat for several.
+    #[arg(long = "admin", value_name = "FILE")]
+    admin: Vec<PathBuf>,
+    /// A user hook file (*.yaml); repeat for several.
+    #[arg(long = "hooks", value_name = "FILE")]
+    hooks: Vec<PathBuf>,
+    /// A SKILL.md the user selected for this run; repeat for several.
+    #[arg(long = "skill", value_name = "SKILL.md")]
+    skills: Vec<PathBuf>,
+    /// An agent config (JSON) whose class hooks are added.
+    #[arg(long, value_name = "AGENT.json")]
+    agent: Option<PathBuf>,
+    /// The event: canonical name (`pre_tool_use`), alias (`PreToolUse`) or `custom:<name>`.
+    #[arg(long, value_name = "NAME", value_parser = parse_event)]
+    event: Event,
+    /// The payload as a JSON object, or `@FILE` (`@-` for stdin).
+    #[arg(long, value_name = "JSON|@FILE")]
+    payload: String,
+    /// Dispatch the same payload N times through one registry, one JSON line each.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+}
+
+fn parse_event(name: &str) -> std::result::Result<Event, String> {
+    name.parse::<Event>().map_err(|e| e.to_string())
+}
+
+/// Runs `tollgate dispatch`.
+///
+/// # Errors
+/// Only when the Tokio runtime cannot start or writing to `out` fails.
+pub fn run(args: Dispatch, out: &mut impl Write) -> Result<ExitCode> {
+    init_logging();
+    let payload = match read_payload(&args.payload).and_then(|v| to_payload(&args.event, v)) {
+        Ok(payload) => Arc::new(payload),
+        Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
+    };
+    let registry = match build_registry(&args) {
+        Ok(registry) => registry,
+        Err(message) => return Ok(fail(1, &message)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(dispatch_all(registry, payload, args.repeat, out))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn dispatch_all(
+    registry: Registry,
+    payload: Arc<Payload>,
+    repeat: u32,
+    out: &mut impl Write,
+) -> Result<()> {
+    let background = Background::default();
+    let dispatcher = Dispatcher::new(registry).with_background(background.clone());
+    for _ in 0..repeat {
+        let outcome = dispatcher.dispatch(Arc::clone(&payload)).await;
+        writeln!(out, "{}", serde_json::to_string(&Report::new(&outcome))?)?;
+        out.flush()?;
+    }
+    // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
+    while background.pending() > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}
+
+fn init_logging() {
+    let level = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    // Only fails when a subscriber is already set.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .try_init();
+}
+
+// ---- the registry ----------------------------------------------------------------------
+
+fn build_registry(args: &Dispatch) -> std::result::Result<Registry, String> {
+    let admin = load_all(&args.admin, |p| HookFile::load(p, Trust::Admin))?;
+    let user = load_all(&args.hooks, |p| HookFile::load(p, Trust::User))?;
+    let skills = load_all(&args.skills, Skill::load)?;
+    let agent = args
+        .agent
+        .as_deref()
+        .map(AgentConfig::load)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::from_admin(&admin));
+    let mut warnings: Vec<Warning> = Vec::new();
+    for file in admin.iter() {
+        warnings.extend(file.warnings.iter().cloned());
+        assembler.add_specs(&file.hooks);
+    }
+    if let Some(agent) = &agent {
+        assembler.add_agent(agent).map_err(|e| e.to_string())?;
+    }
+    for file in &user {
+        warnings.extend(file.warnings.iter().cloned());
+        assembler.add_specs(&file.hooks);
+    }
+    warnings.extend(skills.iter().flat_map(|s| s.warnings.iter().cloned()));
+    let selected: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
+    assembler.add_specs(&SkillSet::new(skills).hooks_for(&selected));
+    let assembled = assembler.finish();
+    warnings.extend(assembled.warnings);
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    assembled.builder.build().map_err(|e| e.to_string())
+}
+
+fn load_all<T, E: std::fmt::Display>(
+    paths: &[PathBuf],
+    load: impl Fn(&Path) -> std::result::Result<T, E>,
+) -> std::result::Result<Vec<T>, String> {
+    paths
+        .iter()
+        .map(|p| load(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+// ---- the payload -----------------------------------------------------------------------
+
+fn read_payload(arg: &str) -> std::result::Result<Value, String> {
+    let text = match arg.strip_prefix('@') {
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("cannot read stdin: {e}"))?;
+            text
+        }
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?
+        }
+        None => arg.to_owned(),
+    };
+    serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// Fills the defaults and validates `value` as a payload of `event`.
+fn to_payload(event: &Event, value: Value) -> std::result::Result<Payload, String> {
+    let Value::Object(mut object) = value else {
+        return Err("expected a JSON object".into());
+    };
+    if let Some(given) = object.get("event") {
+        let given: Event = given
+            .as_str()
+            .ok_or("`event` must be a string")?
+            .parse()
+            .map_err(|e: tollgate_protocol::ProtocolError| e.to_string())?;
+        if given != *event {
+            return Err(format!(
+                "the payload's event `{given}` disagrees with --event `{event}`"
+            ));
+        }
+    }
+    object.insert("event".into(), Value::String(event.to_string()));
+    fill_defaults(&mut object);
+    let wire = PayloadWire::from_json(Value::Object(object)).map_err(|e| e.to_string())?;
+    Payload::try_from(wire).map_err(|e| e.to_string())
+}
+
+fn fill_defaults(object: &mut Map<String, Value>) {
+    let id = generated_id();
+    let mut fill = |key: &str, value: String| {
+        object
+            .entry(key.to_owned())
+            .or_insert_with(|| Value::String(value));
+    };
+    fill("session_id", format!("cli-session-{id}"));
+    fill("run_id", format!("cli-run-{id}"));
+    fill("trace_id", format!("cli-trace-{id}"));
+    fill("agent_id", "cli".into());
+    fill("source", "cli".into());
+    if object.contains_key("tool_name") {
+        object
+            .entry("tool_call_id")
+            .or_insert_with(|| Value::String(format!("call-{id}")));
+    }
+}
+
+fn generated_id() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", nanos, std::process::id())
+}
+
+// ---- the report ------------------------------------------------------------------------
+
+#[derive(Debug, Serialize)]
+struct Report {
+    event: String,
+    decision: &'static str,
+    reason: Option<String>,
+    decided_by: Option<String>,
+    observation: Option<String>,
+    modified_args: Option<Value>,
+    modified_result: Option<Value>,
+    additional_context: Vec<String>,
+    side_effects: Vec<SideEffectReport>,
+    hook_runs: Vec<HookRunReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct SideEffectReport {
+    hook: String,
+    #[serde(flatten)]
+    effect: SideEffectWire,
+}
+
+#[derive(Debug, Serialize)]
+struct HookRunReport {
+    name: String,
+    kind: String,
+    source: String,
+    status: String,
+    decision: Option<String>,
+    reason: Option<String>,
+    error: Option<String>,
+    failure_mode: String,
+    duration_ms: u64,
+    rewrote: bool,
+}
+
+impl Report {
+    fn new(outcome: &DispatchOutcome) -> Self {
+        Self {
+            event: outcome.event.to_string(),
+            decision: outcome.decision.as_str(),
+            reason: outcome.decision.reason().map(str::to_owned),
+            decided_by: outcome.decided_by.as_ref().map(|d| match d {
+                DecidedBy::Hook(name) => name.to_string(),
+                DecidedBy::PermissionGate => "permission_gate".to_owned(),
+            }),
+            observation: outcome.observation(),
+            modified_args: outcome.modified_args.clone(),
+            modified_result: outcome.modified_result.clone(),
+            additional_context: outcome.additional_context.clone(),
+            side_effects: outcome
+                .side_effects
+                .iter()
+                .map(|s| SideEffectReport {
+                    hook: s.hook.to_string(),
+                    effect: SideEffectWire::from(&s.effect),
+                })
+                .collect(),
+            hook_runs: outcome
+                .runs
+                .iter()
+                .map(|r| HookRunReport::new(r.to_wire(&outcome.event)))
+                .collect(),
+        }
+    }
+}
+
+impl HookRunReport {
+    fn new(wire: tollgate_protocol::wire::HookRunWire) -> Self {
+        Self {
+            name: wire.hook,
+            kind: wire.kind,
+            source: wire.source,
+            status: wire.status,
+            decision: wire.decision,
+            reason: wire.reason,
+            error: wire.error,
+            failure_mode: wire.failure_mode,
+            duration_ms: wire.duration_ms,
+            rewrote: wire.rewrote,
+        }
+    }
+}
