@@ -59,7 +59,8 @@ pub struct Dispatch {
     /// The payload as a JSON object, or `@FILE` (`@-` for stdin).
     #[arg(long, value_name = "JSON|@FILE")]
     payload: String,
-    /// Dispatch the same payload N times through one registry, one JSON line each.
+    /// Dispatch the same payload N times through one registry, one JSON line each (exercises
+    /// stateful hooks such as `ConnectorRateLimitHook`).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
