@@ -202,7 +202,7 @@ fn concurrent_runs_see_only_their_own_selection() {
 }
 
 #[test]
-fn refused_urls_skip_the_hook_unless_admin_allows_them() {
+fn refused_urls_skip_skill_hooks_even_when_the_admin_allows_the_network() {
     let s = skill("hooks:\n  PreToolUse:\n    - url: http://127.0.0.1:9/pre\n");
     let classes = ClassTable::builtin();
     let mut assembler = Assembler::new(&classes, Policy::default());
@@ -214,5 +214,6 @@ fn refused_urls_skip_the_hook_unless_admin_allows_them() {
     };
     let mut assembler = Assembler::new(&classes, policy);
     assembler.add_specs(&s.hooks);
-    assert_eq!(assembler.finish().hooks.len(), 1);
+    // The admin allow-list is for trusted hooks: a skill never reaches loopback through it.
+    assert!(assembler.finish().hooks.is_empty());
 }
