@@ -61,6 +61,7 @@ mod response;
 mod signature;
 mod target;
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,11 +80,12 @@ pub use signature::{
     verify_signature,
 };
 
+use crate::text::{redact_url, redact_url_text};
 use resolve::GuardedResolver;
 
 /// An http hook: a URL checked by the SSRF guard, an optional signing secret, and an HTTP
-/// client that resolves through the guard.
-#[derive(Debug)]
+/// client that resolves through the guard. Its `Debug` output shows the URL redacted to
+/// `scheme://host:port/…`, never its path, query or secret.
 pub struct HttpHook {
     name: String,
     url: Url,
@@ -92,8 +94,8 @@ pub struct HttpHook {
     response_cap: usize,
 }
 
-/// Builds an [`HttpHook`]; every check happens in [`HttpHookBuilder::build`].
-#[derive(Debug)]
+/// Builds an [`HttpHook`]; every check happens in [`HttpHookBuilder::build`]. Its `Debug`
+/// output shows the URL redacted, like [`HttpHook`]'s.
 #[must_use]
 pub struct HttpHookBuilder {
     name: String,
@@ -107,6 +109,17 @@ pub struct HttpHookBuilder {
 enum SecretSource {
     Env(String),
     Given(Secret),
+}
+
+impl fmt::Debug for HttpHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpHook")
+            .field("name", &self.name)
+            .field("url", &redact_url(&self.url))
+            .field("signed", &self.secret.is_some())
+            .field("response_cap", &self.response_cap)
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpHook {
@@ -133,7 +146,8 @@ impl HttpHook {
         }
     }
 
-    /// The URL, as parsed (IPv4 literals in canonical dotted form).
+    /// The URL, as parsed (IPv4 literals in canonical dotted form). It may carry the
+    /// receiver's token in its path or query: do not log it.
     pub fn url(&self) -> &Url {
         &self.url
     }
@@ -154,6 +168,18 @@ impl HttpHook {
             response_cap: self.response_cap,
         })
         .await
+    }
+}
+
+impl fmt::Debug for HttpHookBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpHookBuilder")
+            .field("name", &self.name)
+            .field("url", &redact_url_text(&self.url))
+            .field("allow", &self.allow)
+            .field("secret", &self.secret)
+            .field("response_cap", &self.response_cap)
+            .finish()
     }
 }
 
@@ -188,8 +214,10 @@ impl HttpHookBuilder {
     /// connections are reused across deliveries).
     ///
     /// # Errors
-    /// [`HttpError::RefusedUrl`], naming the URL and the reason, for a URL that is not
-    /// `http`/`https` or whose IP literal the SSRF guard refuses; [`HttpError::SecretUnset`],
+    /// [`HttpError::RefusedUrl`], naming the URL (redacted to `scheme://host:port/…`) and the
+    /// reason, for a URL that is not `http`/`https`, carries credentials (`user:pass@`), has a
+    /// host name over 253 bytes, names `localhost` while the allow-list admits no loopback
+    /// address, or whose IP literal the SSRF guard refuses; [`HttpError::SecretUnset`],
     /// naming the variable, or [`HttpError::SecretNotEnvReference`] for a secret spec that
     /// cannot be used; [`HttpError::Client`] when the TLS back end cannot be initialised.
     pub fn build(self) -> Result<HttpHook, HttpError> {

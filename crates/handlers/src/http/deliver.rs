@@ -41,7 +41,7 @@ pub(super) async fn deliver(delivery: Delivery<'_>) -> Result<Outcome, HookError
         .body(delivery.body)
         .send()
         .await
-        .map_err(|e| response::transport_error(&e))?;
+        .map_err(response::transport_error)?;
     response::interpret(response, delivery.response_cap).await
 }
 

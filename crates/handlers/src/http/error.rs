@@ -5,11 +5,13 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpError {
-    /// The URL is not one an http hook may post to: not a URL, not `http`/`https`, no host, or
-    /// an IP literal the SSRF guard refuses.
+    /// The URL is not one an http hook may post to: not a URL, not `http`/`https`, no host,
+    /// credentials in it, a host name over 253 bytes, `localhost` while no loopback address is
+    /// allowed, or an IP literal the SSRF guard refuses.
     #[error("http hook URL `{url}` refused: {reason}")]
     RefusedUrl {
-        /// The URL as configured.
+        /// The URL, redacted to `scheme://host:port/…` (webhook URLs carry tokens in their
+        /// path and query); `<not a valid URL>` when it does not parse.
         url: String,
         /// Why.
         reason: String,

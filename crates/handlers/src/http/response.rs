@@ -54,8 +54,10 @@ pub(super) fn parse_body(body: &[u8]) -> Result<Outcome, HookError> {
 }
 
 /// A transport failure: `refused` when the SSRF guard refused the host at resolution,
-/// `errored` otherwise.
-pub(super) fn transport_error(error: &reqwest::Error) -> HookError {
+/// `errored` otherwise. The message never shows the URL (reqwest's own message would, with
+/// the path and query where webhook URLs keep their tokens).
+pub(super) fn transport_error(error: reqwest::Error) -> HookError {
+    let error = error.without_url();
     let mut source = error.source();
     let mut chain = error.to_string();
     while let Some(cause) = source {
@@ -81,7 +83,7 @@ async fn read_capped(mut response: Response, cap: usize) -> Result<Vec<u8>, Hook
         return Err(too_long());
     }
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| transport_error(&e))? {
+    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
         if body.len() + chunk.len() > cap {
             return Err(too_long());
         }

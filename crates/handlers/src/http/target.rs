@@ -7,13 +7,22 @@ use url::{Host, Url};
 
 use super::error::HttpError;
 use super::guard::check_ip;
+use crate::text::redact_url_text;
 
-/// Parses `url` and refuses it when its scheme is not `http` or `https`, it has no host, or
-/// its host is an IP literal the guard refuses.
+/// Longest host name DNS can carry (RFC 1035: 253 characters in text form).
+const MAX_HOST_LEN: usize = 253;
+
+/// Parses `url` and refuses it when its scheme is not `http` or `https`, it has no host, it
+/// carries credentials (`user:password@`: the client would send them as Basic auth, and they
+/// would show up wherever the URL is printed), its host name is longer than 253 bytes, it names
+/// `localhost` (or a `*.localhost` name, which resolve only to loopback) while the allow-list
+/// admits no loopback address, or its host is an IP literal the guard refuses.
 ///
 /// The `url` crate parses hosts the WHATWG way, so every IPv4 notation (`2130706433`,
 /// `0x7f.1`, `0177.0.0.1`, `127.1`) comes out as the same [`Host::Ipv4`] and the HTTP client
-/// is handed that canonical form; host names are checked later, in the resolver.
+/// is handed that canonical form; other host names are checked later, in the resolver.
+///
+/// Errors name the URL only in its redacted form: `scheme://host:port/…`.
 pub(super) fn parse(url: &str, allow: &[IpNet]) -> Result<Url, HttpError> {
     let parsed = Url::parse(url).map_err(|e| refused(url, format!("not a valid URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -22,9 +31,19 @@ pub(super) fn parse(url: &str, allow: &[IpNet]) -> Result<Url, HttpError> {
             format!("scheme `{}` is not http or https", parsed.scheme()),
         ));
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(refused(
+            url,
+            "credentials in the URL (`user:password@`) are refused; use a signing secret"
+                .to_owned(),
+        ));
+    }
     let ip = match parsed.host() {
         None => return Err(refused(url, "the URL has no host".to_owned())),
-        Some(Host::Domain(_)) => return Ok(parsed),
+        Some(Host::Domain(name)) => {
+            check_name(name, allow).map_err(|reason| refused(url, reason))?;
+            return Ok(parsed);
+        }
         Some(Host::Ipv4(ip)) => IpAddr::V4(ip),
         Some(Host::Ipv6(ip)) => IpAddr::V6(ip),
     };
@@ -32,9 +51,32 @@ pub(super) fn parse(url: &str, allow: &[IpNet]) -> Result<Url, HttpError> {
     Ok(parsed)
 }
 
+/// The checks a host name gets before any lookup.
+fn check_name(name: &str, allow: &[IpNet]) -> Result<(), String> {
+    if name.len() > MAX_HOST_LEN {
+        return Err(format!(
+            "the host name is {} bytes long, over the {MAX_HOST_LEN} DNS allows",
+            name.len()
+        ));
+    }
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let loopback_allowed = [
+        IpAddr::from([127, 0, 0, 1]),
+        IpAddr::from([0, 0, 0, 0, 0, 0, 0, 1]),
+    ]
+    .into_iter()
+    .any(|ip| check_ip(ip, allow).is_ok());
+    if (name == "localhost" || name.ends_with(".localhost")) && !loopback_allowed {
+        return Err(format!(
+            "`{name}` resolves only to loopback, which the SSRF guard refuses"
+        ));
+    }
+    Ok(())
+}
+
 fn refused(url: &str, reason: String) -> HttpError {
     HttpError::RefusedUrl {
-        url: url.to_owned(),
+        url: redact_url_text(url),
         reason,
     }
 }
@@ -110,7 +152,7 @@ mod tests {
         assert!(reason("not a url").starts_with("not a valid URL"));
         assert!(parse("https://hooks.example.com/pre", &[]).is_ok());
         assert!(
-            parse("http://localhost:9/", &[]).is_ok(),
+            parse("http://hooks.internal.example:9/", &[]).is_ok(),
             "names are checked later"
         );
     }
@@ -121,5 +163,55 @@ mod tests {
         assert!(parse("http://127.0.0.1:8080/hook", &allow).is_ok());
         assert!(parse("http://2130706433/", &allow).is_ok());
         assert!(parse("http://10.0.0.5/", &allow).is_err());
+    }
+
+    #[test]
+    fn regression_credentials_in_the_url_are_refused_and_not_echoed() {
+        let error = parse("http://user:hunter2@example.com/hook?token=SEKRET", &[]).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("credentials"), "{message}");
+        assert!(
+            !message.contains("hunter2") && !message.contains("SEKRET"),
+            "{message}"
+        );
+        assert!(message.contains("`http://example.com/…`"), "{message}");
+        assert!(parse("http://user@example.com/", &[]).is_err());
+        assert!(parse("http://:pw@example.com/", &[]).is_err());
+    }
+
+    #[test]
+    fn regression_refused_urls_are_shown_redacted() {
+        let message = parse(
+            "http://10.0.0.5:9/services/T000/B000/XXXXSECRETTOKEN?token=SEKRET",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            !message.contains("SECRETTOKEN") && !message.contains("SEKRET"),
+            "{message}"
+        );
+        assert!(message.contains("`http://10.0.0.5:9/…`"), "{message}");
+    }
+
+    #[test]
+    fn regression_overlong_host_names_are_refused() {
+        let long = format!("http://{}.example.com/", "a".repeat(100_000));
+        let message = reason(&long);
+        assert!(message.contains("over the 253"), "{message}");
+        assert!(reason(&format!("http://{}/", "a".repeat(254))).contains("253"));
+    }
+
+    #[test]
+    fn regression_localhost_is_refused_at_build_unless_loopback_is_allowed() {
+        for url in [
+            "http://localhost:9/",
+            "http://LocalHost./",
+            "http://api.localhost/",
+        ] {
+            assert!(reason(url).contains("resolves only to loopback"), "{url}");
+        }
+        let allow = ["127.0.0.0/8".parse().unwrap()];
+        assert!(parse("http://localhost:9/", &allow).is_ok());
     }
 }
