@@ -10,11 +10,15 @@
 //! - IPv4-mapped `::ffff:0:0/96`: the socket connects to the embedded IPv4 address, so the
 //!   address is checked (and allow-listed) as that IPv4 address;
 //! - NAT64 well-known prefix `64:ff9b::/96`: a translator forwards to the embedded IPv4
-//!   address, so that address must pass the guard too (DNS64 networks use this for public
-//!   hosts);
+//!   address, so the address is checked (and allow-listed) as that IPv4 address too (DNS64
+//!   networks use this for public hosts); an allow entry for the IPv6 form does not count;
 //! - IPv4-compatible `::/96`, NAT64 local-use `64:ff9b:1::/48`, 6to4 `2002::/16` and Teredo
 //!   `2001::/32` are refused whole: they are deprecated or local, and where they lead depends on
-//!   relays and translators we cannot see.
+//!   relays and translators we cannot see. An allow entry covering one lets it through only
+//!   when every IPv4 address it embeds passes the guard by itself as well.
+//!
+//! The embedded IPv4 address is always judged before any allow entry for the IPv6 form, so no
+//! IPv6 allow-list (`::/0` included) opens a metadata or loopback address in disguise.
 //!
 //! [IANA IPv4]: https://www.iana.org/assignments/iana-ipv4-special-registry/
 //! [IANA IPv6]: https://www.iana.org/assignments/iana-ipv6-special-registry/
@@ -178,13 +182,30 @@ const V6_GLOBAL: Ipv6Net = v6([0x2000, 0, 0, 0, 0, 0, 0, 0], 3);
 /// NAT64 well-known prefix: the last 32 bits are the IPv4 destination.
 const NAT64_WELL_KNOWN: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
 
+/// NAT64 local-use prefix: the IPv4 address sits where the local prefix length puts it.
+const NAT64_LOCAL_USE: Ipv6Net = v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48);
+/// 6to4: bits 16–47 are the IPv4 address of the site's relay.
+const SIX_TO_FOUR: Ipv6Net = v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16);
+/// Teredo: bits 32–63 are the server's IPv4 address, the last 32 the client's, inverted.
+const TEREDO: Ipv6Net = v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 32);
+/// IPv4-compatible: the last 32 bits (`::` and `::1` excepted).
+const IPV4_COMPATIBLE: Ipv6Net = v6([0, 0, 0, 0, 0, 0, 0, 0], 96);
+
 /// Checks whether an http hook may connect to `ip`.
 ///
 /// An address inside one of the `allow` networks passes (trusted admin configuration decides
 /// them), except a [metadata](Reason::Metadata) address, which passes only when an `allow`
 /// entry is that single address (`/32` or `/128`), so allowing `169.254.0.0/16` for some
-/// link-local service does not open the instance-metadata endpoint too. IPv4-mapped IPv6
-/// addresses are checked, and allow-listed, as their IPv4 address.
+/// link-local service does not open the instance-metadata endpoint too.
+///
+/// An IPv6 address that embeds an IPv4 address answers for that IPv4 address first, and no
+/// allow entry for the IPv6 form can overrule it:
+/// - IPv4-mapped and NAT64 well-known (`64:ff9b::/96`) addresses are checked, and
+///   allow-listed, as their IPv4 address only;
+/// - the forms refused whole (IPv4-compatible, NAT64 local-use, 6to4, Teredo) pass only when
+///   an `allow` entry covers the IPv6 address **and** every IPv4 address it may embed passes
+///   this check on its own (metadata included: `["::/0"]` does not open
+///   `2002:a9fe:a9fe::1`).
 ///
 /// # Errors
 /// The [`Reason`] the address is refused.
@@ -197,19 +218,74 @@ const NAT64_WELL_KNOWN: Ipv6Net = v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96);
 /// assert_eq!(check_ip("::ffff:127.0.0.1".parse().unwrap(), &[]), Err(Reason::Loopback));
 /// assert_eq!(check_ip("127.0.0.1".parse().unwrap(), &[loopback]), Ok(()));
 /// assert_eq!(check_ip("93.184.215.14".parse().unwrap(), &[]), Ok(()));
+/// let everything: ipnet::IpNet = "::/0".parse().unwrap();
+/// assert_eq!(check_ip("64:ff9b::a9fe:a9fe".parse().unwrap(), &[everything]), Err(Reason::Metadata));
 /// ```
 pub fn check_ip(ip: IpAddr, allow: &[IpNet]) -> Result<(), Reason> {
     let ip = ip.to_canonical();
+    let v6 = match ip {
+        IpAddr::V4(v4) => return check_v4_allowing(v4, allow),
+        IpAddr::V6(v6) => v6,
+    };
+    if NAT64_WELL_KNOWN.contains(&v6) {
+        let [.., a, b, c, d] = v6.octets();
+        return check_v4_allowing(Ipv4Addr::new(a, b, c, d), allow);
+    }
+    if let Some((embedding, embedded)) = embedded_ipv4(v6) {
+        if !allowed(ip, allow) {
+            return Err(Reason::EmbeddedIpv4(embedding));
+        }
+        return embedded
+            .into_iter()
+            .try_for_each(|v4| check_v4_allowing(v4, allow));
+    }
     if allowed(ip, allow) {
         return Ok(());
     }
     if METADATA.contains(&ip) {
         return Err(Reason::Metadata);
     }
-    match ip {
-        IpAddr::V4(ip) => check_v4(ip),
-        IpAddr::V6(ip) => check_v6(ip, allow),
+    check_v6(v6)
+}
+
+fn check_v4_allowing(v4: Ipv4Addr, allow: &[IpNet]) -> Result<(), Reason> {
+    let ip = IpAddr::V4(v4);
+    if allowed(ip, allow) {
+        return Ok(());
     }
+    if METADATA.contains(&ip) {
+        return Err(Reason::Metadata);
+    }
+    check_v4(v4)
+}
+
+/// The form refused whole that `ip` is, with every IPv4 address it may lead to. For NAT64
+/// local-use, the position depends on the local prefix length (RFC 6052 §2.2: /48, /56, /64 or
+/// /96), so every candidate is returned.
+fn embedded_ipv4(ip: Ipv6Addr) -> Option<(Embedding, Vec<Ipv4Addr>)> {
+    let o = ip.octets();
+    let at = |i: [usize; 4]| Ipv4Addr::new(o[i[0]], o[i[1]], o[i[2]], o[i[3]]);
+    let last = at([12, 13, 14, 15]);
+    if IPV4_COMPATIBLE.contains(&ip) && u128::from(ip) > 1 {
+        return Some((Embedding::Ipv4Compatible, vec![last]));
+    }
+    if NAT64_LOCAL_USE.contains(&ip) {
+        let candidates = vec![
+            at([6, 7, 9, 10]),
+            at([7, 9, 10, 11]),
+            at([9, 10, 11, 12]),
+            last,
+        ];
+        return Some((Embedding::Nat64LocalUse, candidates));
+    }
+    if SIX_TO_FOUR.contains(&ip) {
+        return Some((Embedding::SixToFour, vec![at([2, 3, 4, 5])]));
+    }
+    if TEREDO.contains(&ip) {
+        let client = Ipv4Addr::from(!u32::from(last));
+        return Some((Embedding::Teredo, vec![at([4, 5, 6, 7]), client]));
+    }
+    None
 }
 
 fn allowed(ip: IpAddr, allow: &[IpNet]) -> bool {
@@ -226,11 +302,8 @@ fn check_v4(ip: Ipv4Addr) -> Result<(), Reason> {
     }
 }
 
-fn check_v6(ip: Ipv6Addr, allow: &[IpNet]) -> Result<(), Reason> {
-    if NAT64_WELL_KNOWN.contains(&ip) {
-        let [.., a, b, c, d] = ip.octets();
-        return check_ip(IpAddr::V4(Ipv4Addr::new(a, b, c, d)), allow);
-    }
+/// The IPv6 ranges, for an address that embeds no IPv4 address.
+fn check_v6(ip: Ipv6Addr) -> Result<(), Reason> {
     if let Some((_, reason)) = V6_REFUSED.iter().find(|(net, _)| net.contains(&ip)) {
         return Err(*reason);
     }

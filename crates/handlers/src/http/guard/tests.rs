@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use ipnet::IpNet;
 use proptest::prelude::*;
 
-use super::{Embedding, Reason, V4_REFUSED, check_ip};
+use super::{Embedding, METADATA, Reason, V4_REFUSED, check_ip};
 
 fn ip(text: &str) -> IpAddr {
     text.parse().unwrap()
@@ -394,4 +394,126 @@ proptest! {
 
 fn ip_v6(text: &str) -> Ipv6Addr {
     text.parse().unwrap()
+}
+
+/// With wide allow-lists, the IPv6 form was allow-listed before its embedded IPv4 address was
+/// looked at: NAT64 and 6to4 forms of the metadata endpoints came back `Ok`.
+#[test]
+fn regression_nat64_and_6to4_forms_of_metadata_are_refused_under_wide_allow_lists() {
+    for allow in [
+        vec![net("0.0.0.0/0"), net("::/0")],
+        vec![net("::/0")],
+        vec![net("64:ff9b::/96")],
+        vec![net("2002::/16"), net("169.254.0.0/16")],
+    ] {
+        for address in [
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::6464:64c8",
+            "2002:a9fe:a9fe::1",
+        ] {
+            assert!(
+                check_ip(ip(address), &allow).is_err(),
+                "{address} under {allow:?}"
+            );
+        }
+        assert_eq!(
+            check_ip(ip("64:ff9b::a9fe:a9fe"), &allow),
+            Err(Reason::Metadata)
+        );
+    }
+    // The v4 checks apply to the embedded address too: `::/0` does not open loopback.
+    let v6_everything = [net("::/0")];
+    assert_eq!(
+        check_ip(ip("64:ff9b::127.0.0.1"), &v6_everything),
+        Err(Reason::Loopback)
+    );
+    assert_eq!(
+        check_ip(ip("2002:7f00:1::1"), &v6_everything),
+        Err(Reason::Loopback)
+    );
+    assert_eq!(check_ip(ip("2002:808:808::1"), &v6_everything), Ok(()));
+    // Naming the metadata address itself is what opens it.
+    let exact = [net("169.254.169.254/32"), net("2002::/16")];
+    assert_eq!(check_ip(ip("64:ff9b::a9fe:a9fe"), &exact), Ok(()));
+    assert_eq!(check_ip(ip("2002:a9fe:a9fe::1"), &exact), Ok(()));
+}
+
+/// Every IPv6 form that can carry `v4`, with `noise` filling the bits the form leaves free.
+fn embeddings(v4: Ipv4Addr, noise: u128) -> Vec<IpAddr> {
+    let bits = u128::from(u32::from(v4));
+    let v6 = |prefix: &str, len: u32, host: u128| v6_in(ip_v6(prefix), len, host);
+    let low80 = noise & ((1 << 80) - 1);
+    let low64 = noise & ((1 << 64) - 1);
+    let mid = noise & (((1 << 32) - 1) << 32);
+    vec![
+        IpAddr::V6(v4.to_ipv6_mapped()),
+        v6("64:ff9b::", 96, bits),
+        IpAddr::V6(v4.to_ipv6_compatible()),
+        v6("2002::", 16, (bits << 80) | low80),
+        v6("2001::", 32, (bits << 64) | low64),
+        v6("2001::", 32, mid | (bits ^ 0xffff_ffff)),
+        v6("64:ff9b:1::", 48, (noise & !((1 << 32) - 1)) | bits),
+        v6(
+            "64:ff9b:1::",
+            48,
+            (bits & 0xffff_0000) << 48 | (bits & 0xffff) << 40,
+        ),
+        v6(
+            "64:ff9b:1::",
+            48,
+            (bits & 0xff00_0000) << 40 | (bits & 0x00ff_ffff) << 32,
+        ),
+        v6("64:ff9b:1::", 48, bits << 24),
+    ]
+}
+
+/// Networks an operator might allow, none naming a metadata address alone.
+const WIDE: &[&str] = &[
+    "0.0.0.0/0",
+    "::/0",
+    "64:ff9b::/96",
+    "64:ff9b:1::/48",
+    "2002::/16",
+    "2001::/32",
+    "::/96",
+    "::ffff:0:0/96",
+    "169.254.0.0/16",
+    "100.64.0.0/10",
+    "168.63.0.0/16",
+    "192.0.0.0/24",
+    "fd00:ec2::/32",
+];
+
+proptest! {
+    #[test]
+    fn regression_every_embedding_of_a_metadata_address_is_refused(
+        index in 0..METADATA.len(),
+        chosen in proptest::collection::vec(0..WIDE.len(), 0..=WIDE.len()),
+        noise in any::<u128>(),
+        name_the_form in any::<bool>(),
+    ) {
+        let IpAddr::V4(metadata) = METADATA[index] else { return Ok(()) };
+        for address in embeddings(metadata, noise) {
+            let mut allow: Vec<IpNet> = chosen.iter().map(|&i| net(WIDE[i])).collect();
+            if name_the_form {
+                allow.push(IpNet::from(address)); // the IPv6 form itself, as a /128
+            }
+            prop_assert!(check_ip(address, &allow).is_err(), "{address} under {allow:?}");
+        }
+    }
+}
+
+/// The forms [`embeddings`] builds really carry their address where the guard looks for it.
+#[test]
+fn the_embedding_forms_are_read_back() {
+    let v6_everything = [net("::/0")];
+    for address in embeddings(Ipv4Addr::new(127, 0, 0, 1), 0) {
+        assert!(check_ip(address, &v6_everything).is_err(), "{address}");
+    }
+    // Teredo and NAT64 local-use carry several candidate addresses; the zero bits around
+    // 8.8.8.8 read as other (refused) addresses, so the IPv4 side is opened wide here.
+    let everything = [net("::/0"), net("0.0.0.0/0")];
+    for address in embeddings(Ipv4Addr::new(8, 8, 8, 8), 0) {
+        assert_eq!(check_ip(address, &everything), Ok(()), "{address}");
+    }
 }
