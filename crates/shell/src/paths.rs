@@ -289,9 +289,103 @@ pub(crate) fn is_home_dir(n: &str) -> bool {
 
 /// What kind of sensitive file `path` is, if any.
 pub(crate) fn sensitive(path: &str) -> Option<Sensitive> {
-    expand_braces(path)
+    expand_braces(path).iter().find_map(|alt| {
+        let n = normalize(alt);
+        sensitive_one(&n).or_else(|| {
+            if has_glob(&n) {
+                sensitive_glob(&n)
+            } else {
+                None
+            }
+        })
+    })
+}
+
+/// Files outside homes whose modification is refused, as examples a glob is tried against
+/// (`/etc/sudoer?`, `/e*/profile`).
+const GLOB_FILES: &[&str] = &[
+    "/etc/ssh/sshd_config",
+    "/dev/sda",
+    "/dev/sda1",
+    "/dev/nvme0n1",
+    "/dev/mem",
+    "/proc/sysrq-trigger",
+];
+
+/// What a write target with glob characters (bash expands them in redirections and
+/// arguments) could name: it is compiled as a glob and tried, component by component, against
+/// the protected names (`.ssh` anywhere, start-up and history file names as the last
+/// component) and the protected files and directories outside homes. Bash's default
+/// `*`/`?` do not match a leading `.`, so `*` cannot name `.bashrc` but `.*rc` can.
+fn sensitive_glob(n: &str) -> Option<Sensitive> {
+    let parts: Vec<Component<'_>> = n.split('/').map(Component::new).collect();
+    if parts.iter().any(|p| p.matches(".ssh")) {
+        return Some(Sensitive::Ssh);
+    }
+    let last = parts.last()?;
+    let fish_dir = parts.len() > 1 && parts[parts.len() - 2].matches("fish");
+    let startup = STARTUP_FILES
         .iter()
-        .find_map(|alt| sensitive_one(&normalize(alt)))
+        .any(|f| last.matches(f) && (f.starts_with('.') || fish_dir));
+    if startup {
+        return Some(Sensitive::Startup);
+    }
+    let history = HISTORY_FILES
+        .iter()
+        .any(|f| last.matches(f) && (f.starts_with('.') || fish_dir));
+    if history {
+        return Some(Sensitive::History);
+    }
+    let files = ETC_STARTUP.iter().chain(AUTH_FILES).chain(GLOB_FILES);
+    for file in files {
+        let want: Vec<&str> = file.split('/').collect();
+        if want.len() == parts.len() && parts.iter().zip(&want).all(|(p, w)| p.matches(w)) {
+            return sensitive_one(file);
+        }
+    }
+    let dirs = ETC_STARTUP_DIRS
+        .iter()
+        .chain(AUTH_DIRS)
+        .chain(&["/etc/ssh/", "/proc/sys/"]);
+    for dir in dirs {
+        let want: Vec<&str> = dir.trim_end_matches('/').split('/').collect();
+        if parts.len() > want.len() && parts.iter().zip(&want).all(|(p, w)| p.matches(w)) {
+            return sensitive_one(&format!("{dir}x"));
+        }
+    }
+    None
+}
+
+/// One path component of a glob, compiled when it has glob characters.
+struct Component<'a> {
+    text: &'a str,
+    glob: Option<globset::GlobMatcher>,
+}
+
+impl<'a> Component<'a> {
+    fn new(text: &'a str) -> Self {
+        let glob = has_glob(text)
+            .then(|| {
+                globset::GlobBuilder::new(text)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .ok()
+            })
+            .flatten()
+            .map(|g| g.compile_matcher());
+        Component { text, glob }
+    }
+
+    /// Whether bash could expand this component to `name`.
+    fn matches(&self, name: &str) -> bool {
+        match &self.glob {
+            None => self.text == name,
+            // Without `dotglob`, a leading `.` must be matched literally.
+            Some(_) if name.starts_with('.') && !self.text.starts_with('.') => false,
+            Some(glob) => glob.is_match(name),
+        }
+    }
 }
 
 fn sensitive_one(n: &str) -> Option<Sensitive> {
@@ -403,6 +497,15 @@ mod tests {
         assert_eq!(sensitive("/dev/fd/3"), None);
         assert_eq!(sensitive("/etc/sudoers.d/x"), Some(Sensitive::Auth));
         assert_eq!(sensitive("audit.log"), None);
+        assert_eq!(sensitive("~/.ss?/authorized_keys"), Some(Sensitive::Ssh));
+        assert_eq!(sensitive("~/.bash[r]c"), Some(Sensitive::Startup));
+        assert_eq!(sensitive("/home/*/.*rc"), Some(Sensitive::Startup));
+        assert_eq!(sensitive("/etc/sudoer?"), Some(Sensitive::Auth));
+        assert_eq!(sensitive("/e*/profile.d/*.sh"), Some(Sensitive::Startup));
+        assert_eq!(sensitive("/dev/sd?"), Some(Sensitive::Device));
+        assert_eq!(sensitive("~/*"), None);
+        assert_eq!(sensitive("build/*.log"), None);
+        assert_eq!(sensitive("/tmp/x?"), None);
         assert_eq!(
             copied_into("~", "dotfiles/.bashrc").as_deref(),
             Some("~/.bashrc")

@@ -391,3 +391,37 @@ fn regression_privilege_history_disk_and_kernel_rules() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_globs_in_write_targets_that_could_name_protected_files() {
+    for command in [
+        "tee -a ~/.bashr?",
+        "cp x ~/.ss?/authorized_keys",
+        "cp x ~/.bash[r]c",
+        "echo x >> ~/.*rc",
+        "echo x > ~/.ssh/*",
+        "echo x >> ${HOME}/.zsh*",
+        "mv x /Users/*/.zprofil[e]",
+        "sed -i 1d ~/.s?h/config",
+        "dd if=k of=~/.s*/authorized_keys",
+        "truncate -s0 ~/.*_history",
+        "echo x > /et?/passwd",
+        "cp j /etc/cron.?/job",
+        "echo x > /etc/profile.*/x.sh",
+        "echo x | tee ~/.config/fis?/config.fish",
+        "sh -c 'echo x >> ~/.b*'",
+        "echo x >> .bash_?rofile",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "cp a.txt build/*",
+        "echo x >> logs/*.log",
+        "cp x ~/notes/*",
+        "tee out/?.txt < x",
+        "echo x > /tmp/out?",
+        "cp a.txt ~/notes/",
+    ] {
+        assert_allowed(command);
+    }
+}
