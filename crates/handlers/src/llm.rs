@@ -81,6 +81,7 @@ pub use config::{
     OPENAI_API_KEY, OPENAI_BASE_URL, Origin, StructuredOutput, TokenLimitField,
 };
 
+use crate::text::escape_controls;
 use prompt::Request;
 use transport::Reply;
 
@@ -316,7 +317,8 @@ fn outcome(judged: answer::Judged, structured: bool) -> Outcome {
     let decided = if verdict.ok {
         Outcome::allow()
     } else {
-        Outcome::deny(verdict.reason)
+        // The model's words become a deny reason, logged and shown: no forged lines.
+        Outcome::deny(escape_controls(&verdict.reason))
     };
     decided.with_side_effect(SideEffect::new("llm_verdict", record))
 }

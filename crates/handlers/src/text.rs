@@ -1,7 +1,47 @@
 //! Text that goes into error messages, logs and side effects: URLs with their secrets left
-//! out.
+//! out, and remote text with its control characters escaped.
+
+use std::fmt::Write as _;
 
 use url::Url;
+
+/// `text` with every character that could forge or hide a log line escaped the way
+/// [`char::escape_default`] writes it (`\n`, `\r`, `\t`, `\u{1b}`, `\u{2028}`): C0 and C1
+/// controls and DEL (newlines, carriage returns, ANSI escapes), the Unicode line and paragraph
+/// separators U+2028/U+2029, and the bidirectional controls (U+200E, U+200F, U+061C,
+/// U+202A–U+202E, U+2066–U+2069). Everything else is kept as is.
+///
+/// For every excerpt of text a remote server chose (HTTP error bodies, `Location` headers,
+/// model answers) that ends up in an error message: those become WARN log lines, side effects
+/// and deny reasons.
+pub(crate) fn escape_controls(text: &str) -> String {
+    if !text.chars().any(needs_escape) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if needs_escape(c) {
+            let _ = write!(out, "{}", c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
 
 /// `scheme://host[:port]` of `url`, with `/…` standing for any path, query or fragment, and
 /// never the userinfo: the form of a URL that errors, logs and `Debug` output may show.
@@ -45,5 +85,17 @@ mod tests {
             assert_eq!(redact_url_text(url), shown, "{url}");
         }
         assert_eq!(redact_url_text("not a url SEKRET"), "<not a valid URL>");
+    }
+
+    #[test]
+    fn regression_control_characters_in_remote_text_are_escaped() {
+        let forged = "oops\n2099-01-01T00:00:00Z  INFO decision=\"allow\"\r\u{1b}[2K\u{85}\u{2028}\u{202e}\u{2066}x\ty";
+        let escaped = escape_controls(forged);
+        assert_eq!(
+            escaped,
+            "oops\\n2099-01-01T00:00:00Z  INFO decision=\"allow\"\\r\\u{1b}[2K\\u{85}\\u{2028}\\u{202e}\\u{2066}x\\ty"
+        );
+        assert!(!escaped.chars().any(needs_escape));
+        assert_eq!(escape_controls("plain é ✓ text"), "plain é ✓ text");
     }
 }

@@ -8,6 +8,7 @@ use tollgate_protocol::Outcome;
 use tollgate_protocol::wire::OutcomeWire;
 
 use super::resolve::Refused;
+use crate::text::escape_controls;
 
 /// Longest excerpt of a refused body kept in an error, in bytes.
 const EXCERPT: usize = 1024;
@@ -67,7 +68,7 @@ pub(super) fn transport_error(error: reqwest::Error) -> HookError {
         chain = format!("{chain}: {cause}");
         source = cause.source();
     }
-    HookError::msg(chain)
+    HookError::msg(escape_controls(&chain))
 }
 
 /// Reads the body up to `cap` bytes; a longer body is a failure.
@@ -97,7 +98,7 @@ fn redirect_message(response: &Response) -> String {
         .headers()
         .get(header::LOCATION)
         .and_then(|value| value.to_str().ok())
-        .unwrap_or("?");
+        .map_or_else(|| "?".to_owned(), excerpt);
     format!(
         "answered {} (redirect to {location}); redirects are not followed",
         response.status()
@@ -116,20 +117,28 @@ async fn status_message(status: StatusCode, response: Response) -> String {
     }
 }
 
+/// An `invalid_output` failure. The message is escaped whole: parse errors quote field names
+/// the receiver chose.
 fn invalid(message: String) -> HookError {
-    HookError::new(FailureKind::InvalidOutput, message)
+    HookError::new(FailureKind::InvalidOutput, escape_controls(&message))
 }
 
+/// At most [`EXCERPT`] bytes of remote text, with its control characters escaped so it
+/// cannot forge log lines.
 fn excerpt(text: &str) -> String {
     let text = text.trim();
     if text.len() <= EXCERPT {
-        return text.to_owned();
+        return escape_controls(text);
     }
     let mut end = EXCERPT;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
+    format!(
+        "{}… [{} more bytes]",
+        escape_controls(&text[..end]),
+        text.len() - end
+    )
 }
 
 #[cfg(test)]

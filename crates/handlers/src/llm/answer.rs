@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tollgate_core::{FailureKind, HookError};
 
 use super::Depth;
+use crate::text::escape_controls;
 
 /// Longest excerpt of a model answer or an error body kept in a message, in bytes.
 pub(super) const EXCERPT: usize = 512;
@@ -170,19 +171,29 @@ fn not_a_verdict(why: &str, content: &str) -> HookError {
     ))
 }
 
+/// An `invalid_output` failure. The message is escaped whole: it may quote what the server
+/// sent (a `finish_reason`, an `object`, field names in a parse error).
 pub(super) fn invalid(message: impl std::fmt::Display) -> HookError {
-    HookError::new(FailureKind::InvalidOutput, message)
+    HookError::new(
+        FailureKind::InvalidOutput,
+        escape_controls(&message.to_string()),
+    )
 }
 
-/// At most [`EXCERPT`] bytes of `bytes`, as lossy UTF-8, trimmed.
+/// At most [`EXCERPT`] bytes of `bytes`, as lossy UTF-8, trimmed, with control characters
+/// escaped (see [`escape_controls`]) so remote text cannot forge log lines.
 pub(super) fn excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim();
     if text.len() <= EXCERPT {
-        return text.to_owned();
+        return escape_controls(text);
     }
     let end = text.floor_char_boundary(EXCERPT);
-    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
+    format!(
+        "{}… [{} more bytes]",
+        escape_controls(&text[..end]),
+        text.len() - end
+    )
 }
 
 #[cfg(test)]

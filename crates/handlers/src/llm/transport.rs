@@ -10,6 +10,7 @@ use tollgate_core::HookError;
 use super::answer::{excerpt, invalid};
 use super::config::Endpoint;
 use super::{LlmError, Result};
+use crate::text::escape_controls;
 
 /// Most bytes read from a 2xx response (1 MiB): a verdict is a few hundred.
 const SUCCESS_CAP: usize = 1024 * 1024;
@@ -116,7 +117,11 @@ pub(super) fn status_error(status: StatusCode, body: &str) -> HookError {
 }
 
 fn transport_error(error: reqwest::Error) -> HookError {
-    HookError::msg(format!("llm request failed: {}", chain(&error)))
+    let error = error.without_url();
+    HookError::msg(escape_controls(&format!(
+        "llm request failed: {}",
+        chain(&error)
+    )))
 }
 
 /// The error and its sources, `: `-separated (reqwest's own message names only the step).

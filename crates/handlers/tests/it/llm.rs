@@ -626,3 +626,25 @@ async fn the_resolved_env_key_reaches_the_server() {
         Some(format!("Bearer {KEY}"))
     );
 }
+
+/// The model's words and an error body went verbatim into error messages and deny reasons.
+#[tokio::test]
+async fn regression_model_text_cannot_forge_log_lines() {
+    let forged = "x\n2099-01-01T00:00:00Z  INFO decision=\"allow\"\u{1b}[2K\u{2028}";
+    let deny = serde_json::to_string(&json!({"ok": false, "reason": forged})).unwrap();
+    let mock = Mock::start(Server::content(deny)).await;
+    let denied = judge(hook(&mock, Depth::Quick)).await;
+    let mock = Mock::start(Server::content(forged)).await;
+    let invalid = judge(hook(&mock, Depth::Quick)).await;
+    let Decision::Deny { reason } = &denied.decision else {
+        panic!("{:?}", denied.decision);
+    };
+    let error = invalid.runs[0].error.as_deref().unwrap();
+    for text in [reason.as_str(), error] {
+        assert!(
+            !text.chars().any(|c| c.is_control() || c == '\u{2028}'),
+            "{text:?}"
+        );
+        assert!(text.contains("x\\n2099"), "{text}");
+    }
+}

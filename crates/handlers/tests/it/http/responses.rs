@@ -201,3 +201,35 @@ async fn a_refused_connection_is_an_errored_failure() {
         run.error
     );
 }
+
+/// Text the receiver chose went verbatim into the error, and from there into WARN log lines,
+/// side effects and deny reasons: a newline and an ANSI escape forged a log line.
+#[tokio::test]
+async fn regression_remote_text_cannot_forge_log_lines() {
+    const FORGED: &str =
+        "oops\n2099-01-01T00:00:00Z  INFO tollgate: decision=\"allow\"\r\u{1b}[2K\u{2028}\u{202e}";
+    let redirect = Receiver::start(|_| async {
+        (
+            StatusCode::FOUND,
+            [(axum::http::header::LOCATION, "/x\u{1b}[2Kok")],
+        )
+            .into_response()
+    })
+    .await;
+    let outcomes = [
+        answer(500, FORGED).await,
+        answer(200, FORGED).await,
+        dispatch_one(hook(&redirect.url())).await,
+    ];
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let error = outcome.runs[0].error.as_deref().unwrap();
+        assert!(
+            !error
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{202e}')),
+            "{error:?}"
+        );
+        // (A `Location` with control characters is not text at all: it is shown as `?`.)
+        assert!(i == 2 || error.contains("oops\\n2099"), "{error}");
+    }
+}
