@@ -65,6 +65,9 @@ pub(crate) struct Analyzer {
     /// An earlier `cd` went to a protected directory (`cd /`, `cd ~`, `cd`): relative globs
     /// like `*` may now name one's contents.
     pub cwd_protected: bool,
+    /// The directory a static `cd`/`pushd` earlier in the text went to (normalised), when it
+    /// is known: relative write targets are resolved against it.
+    pub cwd: Option<String>,
 }
 
 impl Analyzer {
@@ -74,6 +77,7 @@ impl Analyzer {
             findings: Vec::new(),
             depth: 0,
             cwd_protected: false,
+            cwd: None,
         }
     }
 
@@ -570,8 +574,18 @@ impl Analyzer {
         }
     }
 
+    /// `path` resolved against the directory of an earlier static `cd` (`cd ~/.ssh && … >>
+    /// authorized_keys`); unchanged when it is absolute or no such `cd` was seen.
+    pub fn resolve(&self, path: &str) -> String {
+        match &self.cwd {
+            Some(dir) if !path.starts_with(['/', '~']) => format!("{dir}/{path}"),
+            _ => path.to_owned(),
+        }
+    }
+
     /// Reports a write to `path` by `how` if the path is sensitive.
     pub fn written(&mut self, span: Range<usize>, path: &str, how: &str) {
+        let path = &self.resolve(path);
         let Some(kind) = paths::sensitive(path) else {
             return;
         };

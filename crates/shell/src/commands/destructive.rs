@@ -12,6 +12,7 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     match base {
         "rm" => rm(a, args, call),
         "cd" | "pushd" => cd(a, args),
+        "popd" => a.cwd = None,
         "chmod" | "chown" | "chgrp" => {
             if base == "chmod" && setuid_mode(args) {
                 privileged(a, "`chmod` sets the setuid/setgid bit", call);
@@ -136,12 +137,28 @@ fn protected(a: &Analyzer, target: &Word<'_>) -> bool {
         || (a.cwd_protected && paths::is_whole_directory(&target.text))
 }
 
-/// `cd` / `pushd`: remember when the shell may now sit in a protected directory.
+/// `cd` / `pushd`: remember when the shell may now sit in a protected directory, and the
+/// directory itself when it is static.
 fn cd(a: &mut Analyzer, args: &[Word<'_>]) {
     let p = parse_args(args, "", &[]);
     let home = p.operands.is_empty();
     if home || p.operands.iter().any(|t| paths::is_protected_tree(&t.text)) {
         a.cwd_protected = true;
+    }
+    let dir = match p.operands.first() {
+        None => Some("~".to_owned()),
+        Some(w) if w.text.contains(UNKNOWN) || w.text == "-" => None,
+        Some(w) => Some(w.text.clone()),
+    };
+    a.cwd = dir.and_then(|dir| chdir(a.cwd.as_deref(), &dir));
+}
+
+/// The directory `cd DIR` goes to from `cwd` (`None`: not known statically).
+pub(super) fn chdir(cwd: Option<&str>, dir: &str) -> Option<String> {
+    if dir.starts_with(['/', '~']) {
+        Some(paths::normalize(dir))
+    } else {
+        cwd.map(|cwd| paths::normalize(&format!("{cwd}/{dir}")))
     }
 }
 

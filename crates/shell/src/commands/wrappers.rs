@@ -275,12 +275,13 @@ fn supervision(a: &mut Analyzer, base: &str, w: &[Word<'_>], call: &Call<'_>) {
 fn env(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     let (i, split) = env_command(w);
     // `env -C DIR CMD` runs CMD in DIR, like `cd DIR && CMD`.
-    let saved = a.cwd_protected;
-    if env_chdir(&w[..i.min(w.len())]).is_some_and(|dir| paths::is_protected_tree(&dir)) {
-        a.cwd_protected = true;
+    let saved = (a.cwd_protected, a.cwd.clone());
+    if let Some(dir) = env_chdir(&w[..i.min(w.len())]) {
+        a.cwd_protected |= paths::is_protected_tree(&dir);
+        a.cwd = super::destructive::chdir(a.cwd.as_deref(), &dir);
     }
     env_inner(a, cx, w, call, i, split);
-    a.cwd_protected = saved;
+    (a.cwd_protected, a.cwd) = saved;
 }
 
 /// The directory of `env -C DIR`, `-CDIR`, `--chdir DIR`, `--chdir=DIR` among `env`'s options.

@@ -99,6 +99,7 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     };
     let how = format!("`{base}`");
     a.written(call.span.clone(), &dest, &how);
+    let dest = a.resolve(&dest);
     for source in sources {
         if let Some(file) = paths::copied_into(&dest, &source.text) {
             a.written(call.span.clone(), &file, &how);

@@ -425,3 +425,33 @@ fn regression_globs_in_write_targets_that_could_name_protected_files() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_relative_write_targets_resolve_against_an_earlier_static_cd() {
+    for command in [
+        "cd ~/.ssh && echo x >> authorized_keys",
+        "cd ~ && echo x >> .bashrc",
+        "pushd ~/.ssh; cp k authorized_keys",
+        "cd $HOME/.ssh\necho k > authorized_keys",
+        "cd; cd .ssh && sed -i 1d config",
+        "cd /root/.ssh/../.ssh && ln -s /tmp/k authorized_keys",
+        "cd ~/.ssh && mv k .",
+        "cd ~/.ss? && echo x >> authorized_keys",
+        "cd / && cp x etc/sudoers",
+        "cd ~/x && echo k >> ../.ssh/authorized_keys",
+        "env -C ~/.ssh tee authorized_keys < k",
+        "cd ~/.ssh && sh -c 'echo x' >> authorized_keys",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "cd docs && echo x >> index.md",
+        "cd build && cp ../a.txt .",
+        "cd ~/.ssh && ls -la",
+        "pushd ~/.ssh; popd; echo x >> authorized_keys",
+        "cd \"$DIR\" && echo x >> authorized_keys",
+        "cd /tmp && echo x > out.txt",
+    ] {
+        assert_allowed(command);
+    }
+}
