@@ -22,10 +22,11 @@ pub enum HttpError {
         "secret must be an environment reference like `${{HOOK_SECRET}}`; literal secrets are refused"
     )]
     SecretNotEnvReference,
-    /// The environment variable a secret refers to is unset, empty or not UTF-8.
+    /// The environment variable a secret refers to is unset, empty, only whitespace or not
+    /// UTF-8.
     #[error("secret variable `{0}` is unset or empty")]
     SecretUnset(String),
-    /// A secret given as bytes is empty.
+    /// A secret given as bytes is empty or only whitespace.
     #[error("secret is empty")]
     EmptySecret,
     /// The HTTP client cannot be built (TLS back end initialisation).

@@ -49,7 +49,8 @@ impl Secret {
     /// A secret from raw key bytes (for embedders that hold the key themselves).
     ///
     /// # Errors
-    /// [`HttpError::EmptySecret`] for an empty key: tollgate never signs with an empty key.
+    /// [`HttpError::EmptySecret`] for an empty or whitespace-only key: tollgate never signs
+    /// with an empty key.
     pub fn new(key: impl AsRef<[u8]>) -> Result<Self, HttpError> {
         keyed(key.as_ref())
             .map(|mac| Self { mac })
@@ -59,14 +60,15 @@ impl Secret {
     /// Resolves a secret spec from the process environment. The spec must be exactly one
     /// reference, `${NAME}` (`NAME` is ASCII letters, digits and `_`, not starting with a
     /// digit); the key is the variable's value as UTF-8 bytes, used as is (not trimmed, not
-    /// decoded from hex or base64).
+    /// decoded from hex or base64). A value that is only whitespace counts as empty.
     ///
     /// Literal secrets are refused: a secret written into a hook file ends up in repositories
     /// and logs (DESIGN.md §3: secrets come from `${ENV}`).
     ///
     /// # Errors
     /// [`HttpError::SecretNotEnvReference`] when the spec is not one reference;
-    /// [`HttpError::SecretUnset`], naming the variable, when it is unset, empty or not UTF-8.
+    /// [`HttpError::SecretUnset`], naming the variable, when it is unset, empty,
+    /// whitespace-only or not UTF-8.
     pub fn from_env(spec: &str) -> Result<Self, HttpError> {
         Self::from_spec(spec, |name| std::env::var(name).ok())
     }
@@ -82,7 +84,7 @@ impl Secret {
     ) -> Result<Self, HttpError> {
         let name = env_reference(spec).ok_or(HttpError::SecretNotEnvReference)?;
         match lookup(name) {
-            Some(value) if !value.is_empty() => Self::new(value),
+            Some(value) if !value.trim().is_empty() => Self::new(value),
             _ => Err(HttpError::SecretUnset(name.to_owned())),
         }
     }
@@ -109,15 +111,22 @@ fn env_reference(spec: &str) -> Option<&str> {
     valid.then_some(name)
 }
 
+/// The MAC keyed with `key`; `None` for an empty or whitespace-only key (`"   "`, `"\n"`: a
+/// blank variable is a mistake, not a secret).
 fn keyed(key: &[u8]) -> Option<HmacSha256> {
-    if key.is_empty() {
+    if key.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
     HmacSha256::new_from_slice(key).ok()
 }
 
 fn feed(mac: &mut HmacSha256, timestamp: u64, body: &[u8]) {
-    mac.update(timestamp.to_string().as_bytes());
+    feed_text(mac, &timestamp.to_string(), body);
+}
+
+/// `"<t>.<body>"` into the MAC, `t` as text.
+fn feed_text(mac: &mut HmacSha256, t: &str, body: &[u8]) {
+    mac.update(t.as_bytes());
     mac.update(b".");
     mac.update(body);
 }
@@ -126,7 +135,7 @@ fn feed(mac: &mut HmacSha256, timestamp: u64, body: &[u8]) {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
-    /// The receiver's secret is empty.
+    /// The receiver's secret is empty or only whitespace.
     #[error("the secret is empty")]
     EmptySecret,
     /// The header is missing (pass `""`) or empty.
@@ -168,7 +177,8 @@ pub enum SignatureError {
 ///
 /// The header must be exactly two comma-separated fields, `t=<digits>` and `v1=<64 hex
 /// digits>`, in either order, with no spaces; duplicate, missing, empty or unknown fields are
-/// rejected. The MAC is compared in constant time. A signature binds the timestamp and body,
+/// rejected. The MAC is computed over the `t` digits exactly as they appear in the header
+/// (leading zeros included), a `.` and the body, and compared in constant time. A signature binds the timestamp and body,
 /// not the `X-Webhook-Id`: to reject a replay within the tolerance, remember the `v1` values
 /// seen in the last `2 × tolerance`.
 ///
@@ -223,18 +233,22 @@ pub fn verify_signature(
     tolerance: Duration,
 ) -> Result<(), SignatureError> {
     let mut mac = keyed(secret).ok_or(SignatureError::EmptySecret)?;
-    let (timestamp, signature) = parse_header(header)?;
+    let (t, signature) = parse_header(header)?;
+    let timestamp = parse_timestamp(t)?;
     let now = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
     let skew_secs = now.abs_diff(timestamp);
     if skew_secs > tolerance.as_secs() {
         return Err(SignatureError::OutsideTolerance { skew_secs });
     }
-    feed(&mut mac, timestamp, raw_body);
+    // Over the `t` text exactly as the header carries it, as the recipe says: `t=007` is
+    // checked against a MAC of "007.<body>", never of a re-rendered "7.<body>".
+    feed_text(&mut mac, t, raw_body);
     mac.verify_slice(&signature)
         .map_err(|_| SignatureError::Mismatch)
 }
 
-fn parse_header(header: &str) -> Result<(u64, Vec<u8>), SignatureError> {
+/// The `t` text (checked to be digits) and the decoded `v1`.
+fn parse_header(header: &str) -> Result<(&str, Vec<u8>), SignatureError> {
     if header.is_empty() {
         return Err(SignatureError::MissingHeader);
     }
@@ -248,7 +262,8 @@ fn parse_header(header: &str) -> Result<(u64, Vec<u8>), SignatureError> {
     }
     let t = t.ok_or(SignatureError::MissingField("t"))?;
     let v1 = v1.ok_or(SignatureError::MissingField("v1"))?;
-    Ok((parse_timestamp(t)?, parse_v1(v1)?))
+    parse_timestamp(t)?;
+    Ok((t, parse_v1(v1)?))
 }
 
 fn set_once<'a>(

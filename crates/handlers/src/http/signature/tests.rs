@@ -191,3 +191,49 @@ proptest! {
         let _ = verify_signature(KEY, &header, b"x", at(T), DEFAULT_TOLERANCE);
     }
 }
+
+/// `"   "` or `"\n"` in the secret variable was accepted as a signing key.
+#[test]
+fn regression_whitespace_only_secrets_are_empty() {
+    for blank in ["   ", "\n", " \t\r\n"] {
+        let error = Secret::from_spec("${HOOK_SECRET}", |_| Some(blank.to_owned())).unwrap_err();
+        assert!(
+            matches!(&error, HttpError::SecretUnset(name) if name == "HOOK_SECRET"),
+            "{blank:?}: {error:?}"
+        );
+        assert!(matches!(Secret::new(blank), Err(HttpError::EmptySecret)));
+        assert_eq!(
+            verify_signature(
+                blank.as_bytes(),
+                &signed(b"x"),
+                b"x",
+                at(T),
+                DEFAULT_TOLERANCE
+            ),
+            Err(SignatureError::EmptySecret)
+        );
+    }
+    assert!(
+        Secret::from_spec("${S}", |_| Some(" k ".to_owned())).is_ok(),
+        "used as is"
+    );
+}
+
+/// `verify_signature` re-rendered `t` before computing the MAC: `t=000<t>` with a MAC over
+/// `"<t>.body"` passed, and a MAC over the literal `"000<t>.body"` failed.
+#[test]
+fn regression_the_mac_covers_the_literal_t_text() {
+    let mac_over = |text: &[u8]| {
+        let mut mac = keyed(KEY).unwrap();
+        mac.update(text);
+        hex::encode(mac.finalize().into_bytes())
+    };
+    let rebuilt = mac_over(format!("{T}.x").as_bytes());
+    let literal = mac_over(format!("000{T}.x").as_bytes());
+    assert_eq!(
+        verify(&format!("t=000{T},v1={rebuilt}"), b"x", T),
+        Err(SignatureError::Mismatch)
+    );
+    assert_eq!(verify(&format!("t=000{T},v1={literal}"), b"x", T), Ok(()));
+    assert_eq!(verify(&format!("t={T},v1={rebuilt}"), b"x", T), Ok(()));
+}
