@@ -46,8 +46,9 @@
 //! Everything else is a hook failure, resolved by the hook's failure mode, never a pass:
 //! - `invalid_output`: a refusal, a tool call, a `finish_reason` other than `stop` (`length`:
 //!   cut off by the token limit), empty content, a code fence, text around the object, a
-//!   missing, extra or duplicated key, a wrong type (see [`parse_verdict`]), a body that is not
-//!   a chat completion;
+//!   missing, extra or duplicated key, a wrong type, an empty `reasoning` for `thorough` (see
+//!   [`parse_verdict`]), a body that is not a chat completion (not exactly one choice, a
+//!   top-level `error`, an `object` other than `"chat.completion"`);
 //! - `errored`: a payload over the budget (nothing is sent), a transport error, any non-2xx
 //!   status (redirects are not followed);
 //! - `timed_out`: the dispatcher's deadline passed (the request is dropped with the future).

@@ -1,7 +1,9 @@
 //! Reading a Chat Completions response and the verdict inside it.
 //!
-//! The envelope is read leniently (servers add fields of their own: `system_fingerprint`,
-//! `service_tier`, `reasoning_content`, …); the verdict strictly.
+//! Unknown envelope fields are ignored (servers add fields of their own: `system_fingerprint`,
+//! `service_tier`, `reasoning_content`, …), but what it says is read strictly: exactly one
+//! choice, no top-level `error`, `object` `"chat.completion"` when present. The verdict is read
+//! strictly.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,12 +17,12 @@ pub(super) const EXCERPT: usize = 512;
 
 /// A [chat completion object](https://platform.openai.com/docs/api-reference/chat/object),
 /// the fields tollgate reads.
+/// `object` and `error` are checked on the raw JSON first (a `null` `object` must not pass as
+/// absent).
 #[derive(Deserialize)]
 struct Completion {
     #[serde(default)]
     id: Option<String>,
-    #[serde(default)]
-    object: Option<String>,
     #[serde(default)]
     model: Option<String>,
     choices: Vec<Choice>,
@@ -83,26 +85,47 @@ pub(super) struct Judged {
 /// Reads a 2xx response body.
 ///
 /// # Errors
-/// [`FailureKind::InvalidOutput`] for a body that is not a chat completion, and for every
-/// answer that is not a clean verdict (see [`parse_verdict`] and [`read_content`]).
+/// [`FailureKind::InvalidOutput`] for a body that is not a chat completion (an `object` other
+/// than `"chat.completion"`, `null` included, when present; a top-level `error` that is not
+/// `null`, even beside choices; anything but exactly one choice), and for every answer that is
+/// not a clean verdict (see [`parse_verdict`] and [`read_content`]).
 pub(super) fn read_completion(body: &[u8], depth: Depth) -> Result<Judged, HookError> {
-    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
+    let not_a_completion = |why: String| {
         invalid(format!(
-            "the response is not a chat completion ({e}): {}",
+            "the response is not a chat completion ({why}): {}",
             excerpt(body)
         ))
-    })?;
-    if let Some(object) = completion
-        .object
-        .as_deref()
-        .filter(|o| *o != "chat.completion")
-    {
+    };
+    let envelope: Value =
+        serde_json::from_slice(body).map_err(|e| not_a_completion(e.to_string()))?;
+    let Some(fields) = envelope.as_object() else {
+        return Err(not_a_completion("not a JSON object".to_owned()));
+    };
+    // A server that reports an error, even next to choices, has not judged.
+    if let Some(error) = fields.get("error").filter(|e| !e.is_null()) {
         return Err(invalid(format!(
-            "the response object is `{object}`, not `chat.completion`"
+            "the response carries an error: {}",
+            excerpt(error.to_string().as_bytes())
         )));
     }
-    let Some(choice) = completion.choices.into_iter().next() else {
-        return Err(invalid("the response has no choices"));
+    match fields.get("object") {
+        None => {}
+        Some(Value::String(object)) if object == "chat.completion" => {}
+        Some(other) => {
+            return Err(invalid(format!(
+                "the response object is `{}`, not `chat.completion`",
+                excerpt(other.to_string().as_bytes())
+            )));
+        }
+    }
+    let completion: Completion =
+        serde_json::from_value(envelope).map_err(|e| not_a_completion(e.to_string()))?;
+    // tollgate asks for one choice; several that could disagree are not one verdict.
+    let count = completion.choices.len();
+    let Some(choice) = completion.choices.into_iter().next().filter(|_| count == 1) else {
+        return Err(invalid(format!(
+            "the response has {count} choices, not exactly one"
+        )));
     };
     let content = read_content(choice)?;
     let verdict = parse_verdict(&content, depth)?;
@@ -143,7 +166,8 @@ fn read_content(choice: Choice) -> Result<String, HookError> {
 /// # Errors
 /// [`FailureKind::InvalidOutput`] for anything else: a code fence, text around the object, an
 /// array, a missing, extra or duplicated key, a value of the wrong type (`"ok": "yes"`,
-/// `"reason": null`).
+/// `"reason": null`), and for [`Depth::Thorough`] an empty or whitespace-only `reasoning`
+/// (the reasoning is what `thorough` asks for).
 pub fn parse_verdict(content: &str, depth: Depth) -> Result<Verdict, HookError> {
     // serde would also read a struct from an array (`[true, "r"]`): only an object is a verdict.
     if !content.trim_start().starts_with('{') {
@@ -161,7 +185,15 @@ pub fn parse_verdict(content: &str, depth: Depth) -> Result<Verdict, HookError> 
             reasoning: Some(w.reasoning),
         }),
     };
-    parsed.map_err(|e| not_a_verdict(&e.to_string(), content))
+    let verdict = parsed.map_err(|e| not_a_verdict(&e.to_string(), content))?;
+    if verdict
+        .reasoning
+        .as_deref()
+        .is_some_and(|r| r.trim().is_empty())
+    {
+        return Err(not_a_verdict("`reasoning` is empty", content));
+    }
+    Ok(verdict)
 }
 
 fn not_a_verdict(why: &str, content: &str) -> HookError {
@@ -243,5 +275,74 @@ mod tests {
         let message = not_a_verdict("x", &"é".repeat(10_000)).to_string();
         assert!(message.len() < 2 * EXCERPT, "{}", message.len());
         assert!(message.ends_with("more bytes]"));
+    }
+
+    fn envelope(extra: Value, choices: Value) -> Vec<u8> {
+        let mut body =
+            json!({"id": "c1", "object": "chat.completion", "model": "m", "choices": choices});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        serde_json::to_vec(&body).unwrap()
+    }
+
+    fn choice(content: &str) -> Value {
+        json!({"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"})
+    }
+
+    const ALLOW: &str = r#"{"ok":true,"reason":"fine"}"#;
+    const DENY: &str = r#"{"ok":false,"reason":"no"}"#;
+
+    #[test]
+    fn regression_several_choices_are_not_one_verdict() {
+        for choices in [
+            json!([choice(ALLOW), choice(DENY)]),
+            json!([choice(ALLOW), choice(ALLOW)]),
+            json!([]),
+        ] {
+            let err = read_completion(&envelope(json!({}), choices), Depth::Quick)
+                .err()
+                .unwrap();
+            assert_eq!(err.kind(), FailureKind::InvalidOutput);
+            assert!(err.to_string().contains("not exactly one"), "{err}");
+        }
+        assert!(
+            read_completion(&envelope(json!({}), json!([choice(ALLOW)])), Depth::Quick).is_ok()
+        );
+    }
+
+    #[test]
+    fn regression_a_top_level_error_beside_choices_is_a_failure() {
+        let body = envelope(
+            json!({"error": {"message": "overloaded"}}),
+            json!([choice(ALLOW)]),
+        );
+        let err = read_completion(&body, Depth::Quick).err().unwrap();
+        assert_eq!(err.kind(), FailureKind::InvalidOutput);
+        assert!(err.to_string().contains("overloaded"), "{err}");
+        let null_error = envelope(json!({"error": null}), json!([choice(ALLOW)]));
+        assert!(read_completion(&null_error, Depth::Quick).is_ok());
+    }
+
+    #[test]
+    fn regression_object_must_be_chat_completion_when_present() {
+        for object in [Value::Null, json!("chat.completion.chunk"), json!(1)] {
+            let body = envelope(json!({"object": object}), json!([choice(ALLOW)]));
+            let err = read_completion(&body, Depth::Quick).err().unwrap();
+            assert_eq!(err.kind(), FailureKind::InvalidOutput, "{object}");
+        }
+        let mut absent: Value =
+            serde_json::from_slice(&envelope(json!({}), json!([choice(ALLOW)]))).unwrap();
+        absent.as_object_mut().unwrap().remove("object");
+        assert!(read_completion(&serde_json::to_vec(&absent).unwrap(), Depth::Quick).is_ok());
+    }
+
+    #[test]
+    fn regression_thorough_requires_non_empty_reasoning() {
+        for reasoning in ["", "  \n"] {
+            let content = json!({"reasoning": reasoning, "ok": true, "reason": "fine"}).to_string();
+            let err = parse_verdict(&content, Depth::Thorough).unwrap_err();
+            assert_eq!(err.kind(), FailureKind::InvalidOutput, "{reasoning:?}");
+        }
     }
 }
