@@ -113,7 +113,8 @@ fn parse_args<'w, 't>(
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
-        let text = w.lit().filter(|_| options);
+        // A word whose value is known (`--directory=$HOME`) is read as that value.
+        let text = (!w.unknown).then_some(w.text.as_str()).filter(|_| options);
         let Some(t) = text else {
             p.dynamic |= options && w.dynamic && !w.any;
             p.operands.push(w);

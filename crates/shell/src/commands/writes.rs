@@ -44,10 +44,18 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
                     "config",
                     "url",
                     "user-agent",
+                    "output-dir",
                 ],
             );
+            let dir = p.value('\0', "output-dir");
             if let Some(file) = p.value('o', "output") {
-                a.written(span, file, "`curl -o`");
+                a.written(span.clone(), &joined(dir, file), "`curl -o`");
+            }
+            if p.has('O', "remote-name") || p.has('\0', "remote-name-all") {
+                for url in &p.operands {
+                    let file = joined(dir, &url_file_name(&url.text));
+                    a.written(span.clone(), &file, "`curl -O`");
+                }
             }
         }
         "wget" => {
@@ -58,7 +66,51 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
             );
             if let Some(file) = p.value('O', "output-document") {
                 a.written(span, file, "`wget -O`");
+            } else if let Some(dir) = p.value('P', "directory-prefix") {
+                for url in &p.operands {
+                    let file = joined(Some(dir), &url_file_name(&url.text));
+                    a.written(span.clone(), &file, "`wget -P`");
+                }
             }
+        }
+        "tar" | "bsdtar" | "gtar" => {
+            let p = parse_args(
+                args,
+                "fCbTXgKNVLH",
+                &[
+                    "file",
+                    "directory",
+                    "exclude",
+                    "files-from",
+                    "exclude-from",
+                    "format",
+                    "owner",
+                    "group",
+                    "mode",
+                ],
+            );
+            let old_style = args
+                .first()
+                .and_then(Word::lit)
+                .is_some_and(|t| !t.starts_with('-') && t.contains('x'));
+            let extract = old_style || p.has('x', "extract") || p.has('\0', "get");
+            if extract {
+                let dir = p.value('C', "directory").unwrap_or(".");
+                entries_into(a, span, dir, "`tar -x`");
+            }
+        }
+        "unzip" => {
+            let mut dir = ".";
+            for (k, word) in args.iter().enumerate() {
+                match word.lit() {
+                    Some("-d") => {
+                        dir = args.get(k + 1).map_or(".", |w| w.text.as_str());
+                    }
+                    Some(t) if t.starts_with("-d") => dir = &word.text[2..],
+                    _ => {}
+                }
+            }
+            entries_into(a, span, dir, "`unzip`");
         }
         "truncate" | "shred" => {
             let p = parse_args(
@@ -99,11 +151,78 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     };
     let how = format!("`{base}`");
     a.written(call.span.clone(), &dest, &how);
+    let contents = match base {
+        // `rsync dir/ dest` copies dir's entries.
+        "rsync" => |s: &str| s.ends_with('/') || is_dot(s),
+        // `cp -r dir/. dest` too; `cp -rT dir dest` merges dir into dest.
+        "cp" if p.has('T', "no-target-directory") => |_: &str| true,
+        "cp" => is_dot,
+        _ => |_: &str| false,
+    };
+    let recursive = base == "rsync" || p.has('r', "recursive") || p.has('R', "archive");
+    let archive = p.short.contains('a');
+    if (recursive || archive) && sources.iter().any(|s| contents(&s.text)) {
+        entries_into(a, call.span.clone(), &dest, &how);
+    }
     let dest = a.resolve(&dest);
     for source in sources {
         if let Some(file) = paths::copied_into(&dest, &source.text) {
             a.written(call.span.clone(), &file, &how);
         }
+    }
+}
+
+/// `.`, `dir/.`, `dir/./`: a directory named so that a copy takes its entries.
+fn is_dot(source: &str) -> bool {
+    let s = source.trim_end_matches('/');
+    s == "." || s.ends_with("/.")
+}
+
+/// `file` inside `dir`, when given.
+fn joined(dir: Option<&str>, file: &str) -> String {
+    match dir {
+        Some(dir) if !file.starts_with(['/', '~']) => format!("{dir}/{file}"),
+        _ => file.to_owned(),
+    }
+}
+
+/// The file name a download of `url` is saved under (`curl -O`, `wget`): the last path
+/// segment, `index.html` when there is none.
+fn url_file_name(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    match path.split_once('/') {
+        Some((_, p)) if !p.rsplit('/').next().unwrap_or_default().is_empty() => {
+            p.rsplit('/').next().unwrap_or_default().to_owned()
+        }
+        _ => "index.html".to_owned(),
+    }
+}
+
+/// `how` places entries it does not name (an archive's, a directory's contents) in `dir`:
+/// into a home directory they can overwrite start-up files and `.ssh`; into `/` or `/etc`,
+/// system configuration; elsewhere, a protected directory (`~/.ssh`, `/etc/cron.d`) blocks.
+fn entries_into(a: &mut Analyzer, span: std::ops::Range<usize>, dir: &str, how: &str) {
+    let d = paths::normalize(&a.resolve(dir));
+    if d.contains(crate::word::UNKNOWN) {
+        return;
+    }
+    if paths::is_home_dir(&d) {
+        a.report(
+            RuleId::ShellStartupWrite,
+            span,
+            format!(
+                "{how} places entries it does not name in a home directory (`{d}`): they can overwrite shell start-up files and `.ssh/authorized_keys`"
+            ),
+        );
+    } else if d == "/" || d == "/etc" {
+        a.report(
+            RuleId::SystemAuthWrite,
+            span,
+            format!("{how} places entries it does not name in `{d}`, over system configuration"),
+        );
+    } else if !d.is_empty() {
+        a.written(span, &format!("{d}/x"), how);
     }
 }
 

@@ -455,3 +455,45 @@ fn regression_relative_write_targets_resolve_against_an_earlier_static_cd() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_directory_targets_that_land_files_in_protected_directories() {
+    for command in [
+        "wget -P ~/.ssh https://x/k",
+        "wget --directory-prefix=$HOME https://x/.zshrc",
+        "curl -o ~/.ssh/x https://x",
+        "curl --output-dir /root/.ssh -O https://x/authorized_keys",
+        "tar -xf x -C ~/.ssh",
+        "tar -x -f x --directory ~/.ssh",
+        "tar -C ~ -xzf dots.tgz",
+        "unzip x -d ~/.ssh",
+        "unzip -q x.zip -d/home/bob",
+        "rsync -a dir/ ~/.ssh/",
+        "rsync -avz dotfiles/ ~/",
+        "rsync -a ./ /home/alice",
+        "cp -a dotfiles/. ~/",
+        "cp -R skel/./ $HOME",
+        "cp -r --no-target-directory dotfiles ~",
+        "cd ~ && unzip dots.zip",
+        "pushd ~/.ssh && tar xf keys.tar",
+        "tar -xf x -C /etc",
+        "tar -xf x -C /etc/cron.d",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "tar -xf x -C build/",
+        "tar -tf x.tar",
+        "tar -czf backup.tgz -C ~ notes",
+        "unzip x.zip -d vendor",
+        "unzip -l x.zip",
+        "rsync -a src/ build/",
+        "cp -a assets/. dist/",
+        "cp -r dir ~/",
+        "cp a.txt ~/notes/",
+        "wget -P downloads https://x/file.tgz",
+        "curl -fsSLO https://x/file.tgz",
+    ] {
+        assert_allowed(command);
+    }
+}
