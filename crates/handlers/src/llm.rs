@@ -93,7 +93,8 @@ pub enum LlmError {
     /// Neither the hook nor `TOLLGATE_LLM_MODEL` names a model.
     #[error("no model for the llm hook: set TOLLGATE_LLM_MODEL or the hook's `model`")]
     MissingModel,
-    /// The base URL is not an absolute http(s) URL without credentials, query or fragment.
+    /// The base URL is not an absolute http(s) URL without credentials, query or fragment. The
+    /// message shows the URL only as `scheme://host:port/…`.
     #[error("invalid llm base URL: {0}")]
     InvalidBaseUrl(String),
     /// The condition is empty.
@@ -298,7 +299,7 @@ impl LlmHook {
         self.structured_rejected.store(true, Ordering::Relaxed);
         tracing::warn!(
             hook = %self.name,
-            url = %self.endpoint.chat_completions_url(),
+            url = %crate::text::redact_url(self.endpoint.chat_completions_url()),
             %status,
             "the llm endpoint rejected response_format; asking for the verdict in the prompt only"
         );

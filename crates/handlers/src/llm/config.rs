@@ -6,6 +6,7 @@ use std::fmt;
 use url::Url;
 
 use super::{LlmError, Result};
+use crate::text::redact_url;
 
 /// Base URL used when neither the hook nor the environment names one (OpenAI's API).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -293,7 +294,8 @@ fn chat_completions_url(base: &str) -> Result<(Url, Url)> {
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(invalid("credentials in the URL (use the API key setting)"));
     }
-    let shown = parsed.as_str();
+    // Messages show only `scheme://host:port/…`: a query may hold a key (`?api-key=…`).
+    let shown = redact_url(&parsed);
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid(&format!(
             "{shown}: the scheme must be http or https"
@@ -302,8 +304,8 @@ fn chat_completions_url(base: &str) -> Result<(Url, Url)> {
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err(invalid(&format!("{shown}: no query or fragment allowed")));
     }
-    let joined = format!("{}/chat/completions", shown.trim_end_matches('/'));
-    let url = Url::parse(&joined).map_err(|e| invalid(&format!("{joined}: {e}")))?;
+    let joined = format!("{}/chat/completions", parsed.as_str().trim_end_matches('/'));
+    let url = Url::parse(&joined).map_err(|e| invalid(&format!("{shown}: {e}")))?;
     Ok((parsed, url))
 }
 
@@ -334,6 +336,19 @@ mod tests {
             let err = chat_completions_url(base).unwrap_err();
             assert!(matches!(err, LlmError::InvalidBaseUrl(_)), "{base}");
             assert!(!err.to_string().contains("secret"), "{err}");
+        }
+    }
+
+    #[test]
+    fn regression_invalid_base_url_does_not_echo_the_query() {
+        for base in [
+            "https://h/v1?api-key=sk-SECRET",
+            "https://h/v1#sk-SECRET",
+            "ftp://h/sk-SECRET?api-key=sk-SECRET",
+        ] {
+            let message = chat_completions_url(base).unwrap_err().to_string();
+            assert!(!message.contains("sk-SECRET"), "{message}");
+            assert!(message.contains("://h/…"), "{message}");
         }
     }
 
