@@ -76,9 +76,9 @@
 //! | `history-tamper` | block | `history -c\|-d`, `history -w FILE`, `unset HISTFILE`, `HISTFILE=…`, `HISTIGNORE=…`, `HISTCONTROL=…`, `set +o history`, writing or deleting history files (also through `$HISTFILE`) |
 //! | `fork-bomb` | block | a function calling itself in a pipeline or the background: `:(){ :\|:& };:` |
 //! | `system-shutdown` | block | `shutdown`, `reboot`, `halt`, `poweroff`, `init 0\|6`, `systemctl reboot`, `kill -9 -1`, `kill 1`, `killall5`, writes to `/proc/sysrq-trigger`, `/proc/sys/*` |
-//! | `ssh-write` | block | writing into `.ssh` directories or `/etc/ssh` (redirection, `tee`, `cp`/`mv`/`ln`/`install`, `sed -i`, `dd of=`, `curl -o`, `wget -O`) |
-//! | `shell-startup-write` | block | writing to `~/.bashrc`, `~/.bash_profile`, `~/.profile`, `~/.zshrc`, `~/.zprofile`, `/etc/profile`, `/etc/profile.d/*`, `/etc/bash.bashrc`, … |
-//! | `system-auth-write` | block | writing to `/etc/sudoers*`, `/etc/passwd`, `/etc/shadow`, `/etc/ld.so.preload`, `/etc/pam.d/*`, cron directories |
+//! | `ssh-write` | block | writing into `.ssh` directories or `/etc/ssh` (redirection, `tee`, `cp`/`mv`/`ln`/`install`, `sed -i`, `dd of=`, `curl -o`, `wget -O\|-P`, `tar -C`, `unzip -d`, `rsync`), also through globs (`~/.ss?/…`) and relative paths after `cd ~/.ssh` |
+//! | `shell-startup-write` | block | writing to `~/.bashrc`, `~/.bash_profile`, `~/.profile`, `~/.zshrc`, `~/.zprofile`, `/etc/profile`, `/etc/profile.d/*`, `/etc/bash.bashrc`, … (also through globs: `~/.bashr?`, `~/.*rc`); extracting an archive or copying a directory's contents into a home directory (`tar -xC ~`, `rsync dotfiles/ ~/`, `cp -a dotfiles/. ~`) |
+//! | `system-auth-write` | block | writing to `/etc/sudoers*`, `/etc/passwd`, `/etc/shadow`, `/etc/ld.so.preload`, `/etc/pam.d/*`, cron directories, `/etc/systemd/`, `/etc/xdg/autostart/`, `/Library/Launch{Agents,Daemons}/`; extracting or copying unnamed entries into `/` or `/etc` |
 //! | `reverse-shell` | block | `nc -e`, `ncat --sh-exec`, `socat … EXEC:`, `bash -i >& /dev/tcp/…` |
 //! | `eval` | escalate | `eval` (literal arguments are also checked as code), `trap "$X"` |
 //! | `remote-script-exec` | escalate | `curl\|wget … \| sh`, `sh <(curl …)`, `source <(curl …)`, `eval "$(curl …)"`, `curl … \| python3` |
@@ -86,6 +86,7 @@
 //! | `crontab-change` | escalate | any `crontab` call but `crontab -l` |
 //! | `scheduled-job` | escalate | `at`, `batch` |
 //! | `service-enable` | escalate | `systemctl enable\|link\|edit\|…`, `launchctl load`, `update-rc.d … defaults`, `chkconfig … on` |
+//! | `persistence` | escalate | `git config` (and `git -c`) of settings git runs: `core.fsmonitor\|pager\|sshCommand\|hooksPath\|editor`, `alias.*` starting with `!`, `include.path`, filters, `credential.helper`; writes into `~/.config/systemd/user/`, `~/.config/autostart/`, `~/Library/LaunchAgents/`, `~/.gitconfig` |
 //! | `inline-code` | block for hooks | `python -c`, `node -e\|-p`, `perl -e`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, awk programs calling `system()`, interpreters reading a program from a pipe or heredoc, GNU `sed` `e` command and `s///e` flag |
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |

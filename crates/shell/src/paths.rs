@@ -106,7 +106,21 @@ const AUTH_FILES: &[&str] = &[
     "/etc/crontab",
     "/etc/anacrontab",
     "/etc/doas.conf",
+    "/etc/rc.local",
+    "/etc/gitconfig",
 ];
+
+/// Directories (under a home) whose files are run later on their own: user services,
+/// desktop autostart entries, launch agents.
+const PERSISTENCE_DIRS: &[&str] = &[
+    ".config/systemd/user",
+    ".config/autostart",
+    "Library/LaunchAgents",
+    ".local/share/systemd/user",
+];
+
+/// Files (under a home) that make programs run later: git's global configuration.
+const PERSISTENCE_FILES: &[&str] = &[".gitconfig", ".config/git/config"];
 
 const AUTH_DIRS: &[&str] = &[
     "/etc/sudoers.d/",
@@ -117,8 +131,15 @@ const AUTH_DIRS: &[&str] = &[
     "/etc/cron.weekly/",
     "/etc/cron.monthly/",
     "/var/spool/cron/",
-    "/etc/systemd/system/",
+    "/etc/systemd/",
     "/etc/init.d/",
+    "/etc/init/",
+    "/etc/cron.yearly/",
+    "/etc/xdg/autostart/",
+    "/lib/systemd/system/",
+    "/usr/lib/systemd/",
+    "/Library/LaunchAgents/",
+    "/Library/LaunchDaemons/",
     "/etc/security/",
 ];
 
@@ -144,6 +165,8 @@ pub(crate) enum Sensitive {
     Auth,
     /// A kernel control file (`/proc/sysrq-trigger`, `/proc/sys/*`).
     Kernel,
+    /// A user service, autostart entry, launch agent or global git configuration.
+    Persistence,
 }
 
 /// Lexically normalised path: no empty or `.` components, `..` resolved, no trailing `/`.
@@ -414,6 +437,13 @@ fn sensitive_one(n: &str) -> Option<Sensitive> {
         .any(|d| n.starts_with(d) || n == &d[..d.len() - 1]);
     if AUTH_FILES.contains(&n) || auth_dir {
         return Some(Sensitive::Auth);
+    }
+    let under = |tail: &str| n == tail || n.ends_with(&format!("/{tail}"));
+    let inside = |dir: &str| {
+        n.starts_with(&format!("{dir}/")) || n.contains(&format!("/{dir}/")) || under(dir)
+    };
+    if PERSISTENCE_DIRS.iter().any(|d| inside(d)) || PERSISTENCE_FILES.iter().any(|f| under(f)) {
+        return Some(Sensitive::Persistence);
     }
     None
 }

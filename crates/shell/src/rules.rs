@@ -50,6 +50,7 @@ pub(crate) enum RuleId {
     CrontabChange,
     ScheduledJob,
     ServiceEnable,
+    Persistence,
     InlineCode,
     StdinCode,
     EscapeSupervision,
@@ -64,7 +65,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 27] = [
+static RULES: [Rule; 28] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -483,6 +484,32 @@ static RULES: [Rule; 27] = [
         ],
     },
     Rule {
+        id: "persistence",
+        severity: Escalate,
+        description: "making a program run later on its own: `git config` of a setting git runs (`core.fsmonitor|pager|sshCommand|hooksPath|editor`, `alias.*` starting with `!`, `include.path`, filters, `credential.helper`, …) or `git -c` with one; writes into `~/.config/systemd/user/`, `~/.config/autostart/`, `~/Library/LaunchAgents/`, `~/.gitconfig`",
+        matches: &[
+            "git config --global core.fsmonitor ./x.sh",
+            "git config core.pager 'sh -c id'",
+            "git config --global alias.st '!rm -rf ~'",
+            "git config --global include.path /tmp/x",
+            "git config set --system core.hooksPath /tmp/h",
+            "git -c core.sshCommand='sh x' fetch",
+            "cp x.service ~/.config/systemd/user/",
+            "echo '[Desktop Entry]' > ~/.config/autostart/x.desktop",
+            "cp x.plist ~/Library/LaunchAgents/",
+            "echo '[core] pager = x' >> ~/.gitconfig",
+        ],
+        non_matches: &[
+            "git config user.name x",
+            "git config --get core.pager",
+            "git config --global alias.st status",
+            "git config core.pager",
+            "git config --unset core.pager",
+            "git -c user.name=x commit -m y",
+            "cat ~/.config/systemd/user/x.service",
+        ],
+    },
+    Rule {
         id: "inline-code",
         severity: BlockForHooks,
         description: "interpreter code given inline: `python -c`, `node -e|-p|--eval`, `perl -e|-E`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, `awk` programs calling `system()` or piping to commands, interpreters reading a program from a pipe, heredoc or here-string",
@@ -615,6 +642,7 @@ mod tests {
             RuleId::CrontabChange,
             RuleId::ScheduledJob,
             RuleId::ServiceEnable,
+            RuleId::Persistence,
             RuleId::InlineCode,
             RuleId::StdinCode,
             RuleId::EscapeSupervision,

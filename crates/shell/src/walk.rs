@@ -596,6 +596,10 @@ impl Analyzer {
             paths::Sensitive::Startup => (RuleId::ShellStartupWrite, "a shell start-up file"),
             paths::Sensitive::History => (RuleId::HistoryTamper, "a shell history file"),
             paths::Sensitive::Kernel => (RuleId::SystemShutdown, "a kernel control file"),
+            paths::Sensitive::Persistence => (
+                RuleId::Persistence,
+                "a file that makes programs run later on their own",
+            ),
             paths::Sensitive::Auth => (
                 RuleId::SystemAuthWrite,
                 "system authentication or start-up configuration",

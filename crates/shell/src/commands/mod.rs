@@ -3,6 +3,7 @@
 
 mod code;
 mod destructive;
+mod git;
 mod interpreters;
 mod producers;
 mod wrappers;
@@ -33,6 +34,9 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     }
     destructive::check(a, base, args, call);
+    if base == "git" {
+        git::check(a, args, call);
+    }
     writes::check(a, base, args, call);
 }
 

@@ -497,3 +497,68 @@ fn regression_directory_targets_that_land_files_in_protected_directories() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_persistence_through_git_settings_and_autostart_locations() {
+    for command in [
+        "git config --global core.fsmonitor ./x.sh",
+        "git config core.pager 'sh -c id'",
+        "git config --global core.sshCommand 'sh x'",
+        "git config --system core.hooksPath /tmp/h",
+        "git config --global alias.st '!rm -rf ~'",
+        "git config --global alias.x '  !sh'",
+        "git config --global include.path /tmp/x",
+        "git config --global --add includeIf.gitdir:~/.path /tmp/x",
+        "git config set --global core.editor ./x",
+        "git --no-pager -C repo config --local diff.x.textconv ./x",
+        "git -c core.pager='sh -c id' log",
+        "git -c alias.x='!id' x",
+        "cp x.service ~/.config/systemd/user/",
+        "tee ~/.config/systemd/user/x.service < unit",
+        "echo x > $HOME/.config/autostart/x.desktop",
+        "cp x.plist /Users/bob/Library/LaunchAgents/x.plist",
+        "cd ~/.config/autostart && cp /tmp/x.desktop .",
+        "echo '[alias] x = !id' >> ~/.gitconfig",
+    ] {
+        let a = analyze(command, Profile::External);
+        assert_eq!(
+            a.verdict,
+            Verdict::Escalate,
+            "{command:?} → {:?}",
+            a.findings
+        );
+        assert!(a.refused());
+        assert!(
+            a.findings.iter().any(|f| f.rule == "persistence"),
+            "{command:?} → {:?}",
+            a.findings
+        );
+        assert_eq!(analyze(command, Profile::Agent).verdict, Verdict::Escalate);
+    }
+    for command in [
+        "cp x.service /etc/systemd/system/",
+        "echo x > /etc/systemd/user/x.service",
+        "cp job /etc/cron.d/",
+        "cp job /etc/cron*/",
+        "echo x > /etc/profile.d/x.sh",
+        "cp x.plist /Library/LaunchAgents/",
+        "cp x.desktop /etc/xdg/autostart/",
+    ] {
+        assert_blocked(command);
+    }
+    for command in [
+        "git config user.name x",
+        "git config --get core.pager",
+        "git config core.pager",
+        "git config get core.pager",
+        "git config --unset core.pager",
+        "git config --global alias.co checkout",
+        "git config -l",
+        "git -c user.email=x commit -m y",
+        "git log --format=%H",
+        "systemctl --user status x",
+        "ls ~/.config/autostart",
+    ] {
+        assert_allowed(command);
+    }
+}
