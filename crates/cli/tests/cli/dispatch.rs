@@ -196,7 +196,7 @@ fn result_truncate_spills_a_big_result_and_returns_a_preview() {
         dir.path(),
         "truncate.yaml",
         &format!(
-            "hooks:\n  PostToolUse:\n    - class: ResultTruncateHook\n      params: {{max_bytes: 200, spill_dir: {}}}\n",
+            "hooks:\n  PostToolUse:\n    - class: ResultTruncateHook\n      params: {{max_bytes: 512, spill_dir: {}}}\n",
             serde_json::to_string(&spill.display().to_string()).unwrap()
         ),
     );
@@ -217,7 +217,7 @@ fn result_truncate_spills_a_big_result_and_returns_a_preview() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let out = &run.lines[0];
     let preview = out["modified_result"].as_str().unwrap();
-    assert!(preview.len() <= 200, "{preview}");
+    assert!(preview.len() <= 512, "{preview}");
     let files: Vec<PathBuf> = std::fs::read_dir(&spill)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -89,10 +89,17 @@ fn quota(limit: &LimitParams, path: &str) -> Result<Quota, ClassError> {
         (None, None) => return Err(bad("per_minute: required (or rate)".into())),
         (Some(0), None) => return Err(bad("per_minute: must be at least 1".into())),
         (Some(n), None) => (Duration::from_secs(60) / n, f64::from(n)),
-        (None, Some(rate)) if rate.is_finite() && rate > 0.0 && rate <= 1e9 => {
-            (Duration::from_secs_f64(1.0 / rate), rate * 60.0)
+        // At least one token a day: slower rates overflow nothing but are surely a typo.
+        (None, Some(rate)) if rate.is_finite() && rate >= 1.0 / 86_400.0 && rate <= 1e9 => {
+            let period = Duration::try_from_secs_f64(1.0 / rate)
+                .map_err(|_| bad(format!("rate: {rate} is out of range")))?;
+            (period, rate * 60.0)
         }
-        (None, Some(rate)) => return Err(bad(format!("rate: must be in (0, 1e9], not {rate}"))),
+        (None, Some(rate)) => {
+            return Err(bad(format!(
+                "rate: must be between 1/86400 (one a day) and 1e9 per second, not {rate}"
+            )));
+        }
     };
     let burst = match limit.burst {
         Some(burst) => {

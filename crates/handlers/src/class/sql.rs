@@ -26,13 +26,51 @@ pub(crate) enum Verdict {
     Unreadable(&'static str),
 }
 
-/// Classifies `sql` under both dialect readings; the stricter verdict wins.
+/// Classifies `sql` under both dialect readings; the stricter verdict wins. A text both
+/// readings call a read is still a write when a write keyword stands anywhere in it as a word
+/// (comments and literals included): dialects disagree on what a comment or a literal is in
+/// more ways than two readings can model (`--x` in MySQL, `E'\''` strings, `[bracket]`
+/// identifiers, `BEGIN … END` blocks), and a read-only guard prefers a false deny to a write.
 pub(crate) fn classify(sql: &str) -> Verdict {
     let standard = classify_with(sql, Dialect::Standard);
     if standard != Verdict::Read {
         return standard;
     }
-    classify_with(sql, Dialect::MySql)
+    let mysql = classify_with(sql, Dialect::MySql);
+    if mysql != Verdict::Read {
+        return mysql;
+    }
+    raw_write(sql).map_or(Verdict::Read, |keyword| Verdict::Write(keyword.to_owned()))
+}
+
+/// Write keywords that deny wherever they stand as a word, unless called like a function
+/// (`replace(…)`).
+const RAW_WRITES: &[&str] = &[
+    "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE", "CREATE", "ALTER", "DROP",
+    "TRUNCATE", "GRANT", "REVOKE",
+];
+
+fn raw_write(sql: &str) -> Option<&'static str> {
+    let mut rest = sql;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic()) {
+        let after = &rest[start..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let (word, tail) = after.split_at(end);
+        let preceded_by_word = rest[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let called = tail.trim_start().starts_with('(');
+        if !preceded_by_word && !called {
+            if let Some(keyword) = RAW_WRITES.iter().find(|k| k.eq_ignore_ascii_case(word)) {
+                return Some(keyword);
+            }
+        }
+        rest = tail;
+    }
+    None
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,6 +21,9 @@ use super::{ClassError, ClassInstance, parse_params};
 /// The class name.
 pub(super) const CLASS: &str = "ResultTruncateHook";
 
+/// Smallest `max_bytes`: the preview must fit the line that names the spill file.
+const MIN_MAX_BYTES: usize = 512;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct Params {
@@ -40,10 +43,13 @@ impl Default for Params {
 /// Builds the class from its params.
 pub(super) fn instantiate(params: &Value) -> Result<ClassInstance, ClassError> {
     let params: Params = parse_params(CLASS, params)?;
-    if params.max_bytes == 0 {
+    // Below this the preview's marker line (which names the spill file) cannot fit.
+    if params.max_bytes < MIN_MAX_BYTES {
         return Err(ClassError::bad_params(
             CLASS,
-            "max_bytes: must be at least 1",
+            format!(
+                "max_bytes: must be at least {MIN_MAX_BYTES} (room for the preview line naming the file)"
+            ),
         ));
     }
     let hook = ResultTruncateHook {

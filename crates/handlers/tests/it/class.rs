@@ -171,8 +171,26 @@ mod read_only_guard {
     }
 
     #[tokio::test]
+    async fn regression_dialect_tricks_do_not_hide_a_write() {
+        for sql in [
+            "select 1 --1; DELETE FROM t",
+            "BEGIN DELETE FROM t END",
+            "DESC ANALYZE DELETE FROM t",
+        ] {
+            let outcome = guard()
+                .dispatch(pre(
+                    json!({"org_id": "org-7"}),
+                    "sql_execute",
+                    json!({"sql": sql}),
+                ))
+                .await;
+            assert!(outcome.is_denied(), "{sql}");
+        }
+    }
+
+    #[tokio::test]
     async fn selects_of_a_read_only_organisation_pass() {
-        let args = json!({"sql": "WITH a AS (SELECT 1) SELECT * FROM a -- DROP"});
+        let args = json!({"sql": "WITH a AS (SELECT 1) SELECT * FROM a -- first rows"});
         let outcome = guard()
             .dispatch(pre(json!({"org_id": "org-7"}), "sql_execute", args))
             .await;
@@ -248,13 +266,13 @@ mod result_truncate_hook {
     #[tokio::test]
     async fn an_oversized_result_is_spilled_and_the_model_sees_a_preview() {
         let dir = tempfile::tempdir().unwrap();
-        let params = json!({"max_bytes": 200, "spill_dir": dir.path()});
-        let big = "x".repeat(1000);
+        let params = json!({"max_bytes": 512, "spill_dir": dir.path()});
+        let big = "x".repeat(4000);
         let outcome = dispatcher("ResultTruncateHook", params)
             .dispatch(post("sql_query", json!({"rows": big})))
             .await;
         let preview = outcome.modified_result.as_ref().unwrap().as_str().unwrap();
-        assert!(preview.len() <= 200, "{}", preview.len());
+        assert!(preview.len() <= 512, "{}", preview.len());
         let effect = &outcome.side_effects[0].effect;
         assert_eq!(effect.kind, "result_spilled");
         let file = effect.detail["file"].as_str().unwrap();
@@ -267,9 +285,9 @@ mod result_truncate_hook {
     #[tokio::test]
     async fn a_result_within_the_limit_is_not_rewritten() {
         let dir = tempfile::tempdir().unwrap();
-        let params = json!({"max_bytes": 200, "spill_dir": dir.path()});
+        let params = json!({"max_bytes": 512, "spill_dir": dir.path()});
         let outcome = dispatcher("ResultTruncateHook", params)
-            .dispatch(post("t", json!("y".repeat(200))))
+            .dispatch(post("t", json!("y".repeat(500))))
             .await;
         assert_eq!(outcome.modified_result, None);
         assert!(outcome.side_effects.is_empty());
@@ -284,6 +302,8 @@ mod result_truncate_hook {
         assert_eq!(instance.events, [tollgate_protocol::Event::PostToolUse]);
         let (_, message) = bad_params("ResultTruncateHook", json!({"max_bytes": "16k"}));
         assert!(message.starts_with("max_bytes:"), "{message}");
+        let (_, message) = bad_params("ResultTruncateHook", json!({"max_bytes": 100}));
+        assert!(message.contains("at least 512"), "{message}");
         let (_, message) = bad_params("ResultTruncateHook", json!({"max_byte": 1}));
         assert!(message.contains("max_byte"), "{message}");
     }
@@ -376,6 +396,14 @@ mod connector_rate_limit_hook {
         let typo = json!({"per_minute": 5, "connectors": {"oa": {"burts": 2}}});
         let (_, message) = bad_params("ConnectorRateLimitHook", typo);
         assert!(message.contains("burts"), "{message}");
+    }
+
+    #[test]
+    fn regression_a_vanishing_rate_is_bad_params_not_a_panic() {
+        for rate in [1.0e-20, 1.0e-300, f64::MIN_POSITIVE, 1.0e-6] {
+            let (_, message) = bad_params("ConnectorRateLimitHook", json!({"rate": rate}));
+            assert!(message.starts_with("rate:"), "{rate}: {message}");
+        }
     }
 }
 
