@@ -90,7 +90,7 @@ fn quota(limit: &LimitParams, path: &str) -> Result<Quota, ClassError> {
         (Some(0), None) => return Err(bad("per_minute: must be at least 1".into())),
         (Some(n), None) => (Duration::from_secs(60) / n, f64::from(n)),
         // At least one token a day: slower rates overflow nothing but are surely a typo.
-        (None, Some(rate)) if rate.is_finite() && rate >= 1.0 / 86_400.0 && rate <= 1e9 => {
+        (None, Some(rate)) if (1.0 / 86_400.0..=1e9).contains(&rate) => {
             let period = Duration::try_from_secs_f64(1.0 / rate)
                 .map_err(|_| bad(format!("rate: {rate} is out of range")))?;
             (period, rate * 60.0)
