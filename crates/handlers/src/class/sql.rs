@@ -63,10 +63,11 @@ fn raw_write(sql: &str) -> Option<&'static str> {
             .next_back()
             .is_some_and(|c| c.is_alphanumeric() || c == '_');
         let called = tail.trim_start().starts_with('(');
-        if !preceded_by_word && !called {
-            if let Some(keyword) = RAW_WRITES.iter().find(|k| k.eq_ignore_ascii_case(word)) {
-                return Some(keyword);
-            }
+        if !preceded_by_word
+            && !called
+            && let Some(keyword) = RAW_WRITES.iter().find(|k| k.eq_ignore_ascii_case(word))
+        {
+            return Some(keyword);
         }
         rest = tail;
     }
