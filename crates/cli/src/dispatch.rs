@@ -157,7 +157,15 @@ fn build_registry(args: &Dispatch) -> std::result::Result<Registry, String> {
     }
     warnings.extend(skills.iter().flat_map(|s| s.warnings.iter().cloned()));
     let selected: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
-    assembler.add_specs(&SkillSet::new(skills).hooks_for(&selected));
+    let set = SkillSet::new(skills);
+    for (name, paths) in set.duplicates() {
+        let message = format!(
+            "skills {} share the name `{name}`; all of them are selected",
+            paths.join(", ")
+        );
+        warnings.push(Warning::new(paths[0], "name", message));
+    }
+    assembler.add_specs(&set.hooks_for(&selected));
     let assembled = assembler.finish();
     warnings.extend(assembled.warnings);
     for warning in &warnings {

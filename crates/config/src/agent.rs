@@ -61,15 +61,23 @@ impl AgentConfig {
             message: e.to_string(),
         };
         let root: Value = serde_json::from_str(text).map_err(json)?;
+        let mut config = Self {
+            path: file.clone(),
+            ..Self::default()
+        };
+        // Strict about the shape that carries hooks: a config whose hooks cannot be found must
+        // not quietly run with none.
+        if !root.is_object() {
+            return Err(config.invalid("$", bad_type("a JSON object", &root)));
+        }
         let model = match root.get("model_config_json") {
             Some(Value::String(inner)) => serde_json::from_str(inner).map_err(json)?,
             Some(other) => other.clone(),
             None => Value::Null,
         };
-        let mut config = Self {
-            path: file,
-            ..Self::default()
-        };
+        if !(model.is_object() || model.is_null()) {
+            return Err(config.invalid("model_config_json", bad_type("a JSON object", &model)));
+        }
         match model.get("hooks") {
             None | Some(Value::Null) => {}
             Some(Value::Object(hooks)) => config.hooks(hooks)?,

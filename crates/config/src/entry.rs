@@ -132,6 +132,15 @@ fn check_keys(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Resul
         }
     }
     let kind = kinds[0];
+    // DESIGN.md §5: skills declare `script`, `url` or `llm` hooks. A class runs in-process with
+    // the runtime's rights (it opens files, keeps state), which an untrusted skill must not get.
+    if kind == "class" && ctx.source == HookSource::Skill {
+        return Err(ctx.warn(
+            path,
+            "`class` hooks are not allowed in SKILL.md (they run in-process with the runtime's \
+             rights); declare them in a hook file or the agent config; skipped",
+        ));
+    }
     for key in map.keys() {
         let owner = kind_only_key(key);
         let allowed = KIND_KEYS.contains(&key.as_str())

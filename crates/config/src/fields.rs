@@ -54,6 +54,16 @@ pub(crate) fn tools(value: &Value) -> Result<Vec<String>, String> {
             ));
         }
     };
+    // Tool names have no blanks: an empty glob or one with surrounding blanks matches no tool,
+    // so the hook would silently never run (for a fail_closed guard, a gate that is not there).
+    if let Some(glob) = globs
+        .iter()
+        .find(|g| g.is_empty() || g.trim() != g.as_str())
+    {
+        return Err(format!(
+            "glob {glob:?} is empty or has surrounding blanks, which would match no tool"
+        ));
+    }
     ToolMatcher::new(&globs).map_err(|e| e.to_string())?;
     Ok(globs)
 }
@@ -151,6 +161,10 @@ mod tests {
             json!({"a": 1}),
             json!(null),
             json!(["a", 1]),
+            json!(""),
+            json!([""]),
+            json!([" "]),
+            json!("bash_* "),
         ] {
             assert!(tools(&bad).is_err(), "{bad}");
         }

@@ -135,13 +135,40 @@ impl SkillSet {
         self.skills.iter().map(|s| &**s).find(|s| s.name == name)
     }
 
-    /// The hooks of the selected skills, in selection order. Unknown names select nothing
-    /// (see [`SkillSet::unknown`]).
+    /// The hooks of the selected skills, in selection order (a name selected twice counts
+    /// once). Two skills that share a name are both selected by it: neither's hooks may vanish
+    /// behind the other's (see [`SkillSet::duplicates`]). Unknown names select nothing (see
+    /// [`SkillSet::unknown`]).
     pub fn hooks_for(&self, selected: &[String]) -> Vec<HookSpec> {
-        selected
-            .iter()
-            .filter_map(|name| self.get(name))
-            .flat_map(|skill| skill.hooks.iter().cloned())
+        let mut seen: Vec<&str> = Vec::new();
+        let mut hooks = Vec::new();
+        for name in selected {
+            if seen.contains(&name.as_str()) {
+                continue;
+            }
+            seen.push(name);
+            let same_name = self.skills.iter().filter(|skill| skill.name == *name);
+            hooks.extend(same_name.flat_map(|skill| skill.hooks.iter().cloned()));
+        }
+        hooks
+    }
+
+    /// Names carried by more than one skill of the set, with their files.
+    pub fn duplicates(&self) -> Vec<(&str, Vec<&str>)> {
+        let mut names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let paths: Vec<_> = self
+                    .skills
+                    .iter()
+                    .filter(|s| s.name == name)
+                    .map(|s| s.path.as_str())
+                    .collect();
+                (paths.len() > 1).then_some((name, paths))
+            })
             .collect()
     }
 

@@ -62,3 +62,19 @@ fn bad_agent_entries_are_errors_not_warnings() {
         assert!(err.to_string().contains(entry), "{err}");
     }
 }
+
+#[test]
+fn regression_a_misshapen_agent_config_is_an_error_not_an_agent_without_hooks() {
+    for text in [
+        r#"{"model_config_json": 42}"#,
+        r#"{"model_config_json": [1, 2]}"#,
+        r#"{"model_config_json": "[1,2]"}"#,
+        r#"[{"model_config_json": {}}]"#,
+    ] {
+        assert!(
+            AgentConfig::parse(std::path::Path::new("a.json"), text).is_err(),
+            "{text}"
+        );
+    }
+    assert!(AgentConfig::parse(std::path::Path::new("a.json"), r#"{"name": "x"}"#).is_ok());
+}

@@ -217,3 +217,49 @@ fn refused_urls_skip_skill_hooks_even_when_the_admin_allows_the_network() {
     // The admin allow-list is for trusted hooks: a skill never reaches loopback through it.
     assert!(assembler.finish().hooks.is_empty());
 }
+
+#[test]
+fn regression_skills_sharing_a_name_are_all_selected() {
+    let a = Skill::parse(
+        std::path::Path::new("a/SKILL.md"),
+        "---\nname: dup\nhooks:\n  PreToolUse:\n    - script: ./a.sh\n---\n",
+    )
+    .unwrap();
+    let b = Skill::parse(
+        std::path::Path::new("b/SKILL.md"),
+        "---\nname: dup\nhooks:\n  PreToolUse:\n    - script: ./b.sh\n      failure_mode: fail_closed\n---\n",
+    )
+    .unwrap();
+    let set = SkillSet::new([a, b]);
+    let selected = vec!["dup".to_owned(), "dup".to_owned()];
+    let lines: Vec<String> = set
+        .hooks_for(&selected)
+        .iter()
+        .map(|h| match &h.kind {
+            SpecKind::Command { line } => line.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        ["./a.sh", "./b.sh"],
+        "each skill's hooks once, none lost"
+    );
+    assert_eq!(
+        set.duplicates(),
+        [("dup", vec!["a/SKILL.md", "b/SKILL.md"])]
+    );
+}
+
+#[test]
+fn regression_a_skill_cannot_declare_class_hooks() {
+    let s = skill(
+        "hooks:\n  PostToolUse:\n    - class: AuditLogHook\n      params: {path: /tmp/victim.sh}\n    - script: ./ok.sh\n",
+    );
+    assert_eq!(
+        s.hooks.len(),
+        1,
+        "the class entry is skipped, its sibling loads"
+    );
+    assert!(crate::lines(&s.warnings).contains("not allowed in SKILL.md"));
+}
