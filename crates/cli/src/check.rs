@@ -37,7 +37,7 @@ pub struct Check {
     #[arg(long = "admin", value_name = "FILE")]
     admin: Vec<PathBuf>,
     /// SKILL.md, agent config (*.json) or user hook files (*.yaml, *.yml).
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", required_unless_present = "admin")]
     files: Vec<PathBuf>,
 }
 

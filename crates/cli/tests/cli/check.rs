@@ -136,3 +136,12 @@ fn unknown_file_kinds_and_missing_files_fail() {
     assert!(out.contains("unknown file kind"), "{out}");
     assert!(out.contains("cannot read"), "{out}");
 }
+
+#[test]
+fn check_without_files_is_a_usage_error() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("check")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
