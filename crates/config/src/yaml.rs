@@ -35,6 +35,89 @@ pub fn parse(text: &str) -> Result<Value, String> {
         duplicate_keys: DuplicateKeyPolicy::Error,
         // YAML 1.1 booleans would turn `script: y` or a tool named `no` into a boolean.
         strict_booleans: true,
+        // `.inf` / `.nan` reach the visitor as strings, so validation refuses just that entry.
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
     };
-    serde_saphyr::from_str_with_options::<Value>(text, options).map_err(|e| e.to_string())
+    serde_saphyr::from_str_with_options::<Lenient>(text, options)
+        .map(|lenient| lenient.0)
+        .map_err(|e| e.to_string())
+}
+
+/// A JSON value read from YAML without failing on what YAML allows and JSON does not, so that
+/// one odd value costs only its own entry (validation then refuses it with a warning) instead
+/// of the whole file: non-finite floats (`.inf`, `.nan`) become strings, and mapping keys that
+/// are not strings (`null:`, `? [a, b]`, `1:`) become their JSON text.
+struct Lenient(Value);
+
+impl<'de> serde::Deserialize<'de> for Lenient {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor).map(Lenient)
+    }
+}
+
+struct LenientVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LenientVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v)
+            .map_or_else(|| Value::String(v.to_string()), Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Lenient(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some((Lenient(key), Lenient(value))) = map.next_entry()? {
+            let key = match key {
+                Value::String(key) => key,
+                other => other.to_string(),
+            };
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }

@@ -212,3 +212,23 @@ fn regression_the_admin_allow_list_does_not_open_networks_for_user_hooks() {
             || lines(&assembled.warnings).contains("refused")
     );
 }
+
+#[test]
+fn regression_a_value_json_cannot_hold_costs_only_its_entry() {
+    let text = "hooks:\n  PreToolUse:\n    - script: ./a.sh\n      priority: .inf\n    - script: ./b.sh\n    - script: ./c.sh\n      null: 1\n";
+    let file = HookFile::parse(Path::new("u.yaml"), text, Trust::User).unwrap();
+    let lines_: Vec<_> = file
+        .hooks
+        .iter()
+        .map(|h| match &h.kind {
+            SpecKind::Command { line } => line.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(lines_, ["./b.sh"], "{:?}", file.warnings);
+    let warnings = lines(&file.warnings);
+    assert!(
+        warnings.contains("priority") && warnings.contains("null"),
+        "{warnings}"
+    );
+}
