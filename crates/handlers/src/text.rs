@@ -63,6 +63,22 @@ pub(crate) fn redact_url_text(url: &str) -> String {
     Url::parse(url.trim()).map_or_else(|_| "<not a valid URL>".to_owned(), |u| redact_url(&u))
 }
 
+/// At most `max` bytes of remote or child-process text for a message: trimmed, cut on a char
+/// boundary with a count of what was left out, control characters escaped.
+pub(crate) fn excerpt(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    if text.len() <= max {
+        return escape_controls(text);
+    }
+    let end = text.floor_char_boundary(max);
+    format!(
+        "{}… [{} more bytes]",
+        escape_controls(&text[..end]),
+        text.len() - end
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -7,6 +7,7 @@ use tollgate_protocol::wire::OutcomeWire;
 use tollgate_protocol::{Decision, Event, Outcome};
 
 use super::process::Finished;
+use crate::text::excerpt;
 
 /// Longest stderr excerpt kept in a reason or an error, in bytes.
 const STDERR_EXCERPT: usize = 4096;
@@ -16,7 +17,7 @@ pub(super) fn interpret(
     event: &Event,
     finished: Finished,
 ) -> Result<Outcome, HookError> {
-    let stderr = excerpt(&finished.stderr);
+    let stderr = excerpt(&finished.stderr, STDERR_EXCERPT);
     match finished.status.code() {
         Some(0) => parse_output(event, &finished.stdout),
         Some(2) => Ok(Outcome::from(Decision::deny(if stderr.is_empty() {
@@ -65,7 +66,7 @@ pub fn parse_output(event: &Event, stdout: &[u8]) -> Result<Outcome, HookError> 
     }
     Err(invalid(format!(
         "stdout must be empty or one JSON object on {event}, got: {}",
-        excerpt(text.as_bytes())
+        excerpt(text.as_bytes(), STDERR_EXCERPT)
     )))
 }
 
@@ -79,17 +80,4 @@ fn with_stderr(what: String, stderr: &str) -> String {
     } else {
         format!("{what}: {stderr}")
     }
-}
-
-fn excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim();
-    if text.len() <= STDERR_EXCERPT {
-        return text.to_owned();
-    }
-    let mut end = STDERR_EXCERPT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} more bytes]", &text[..end], text.len() - end)
 }

@@ -8,7 +8,7 @@ use tollgate_protocol::Outcome;
 use tollgate_protocol::wire::OutcomeWire;
 
 use super::resolve::Refused;
-use crate::text::escape_controls;
+use crate::text::{escape_controls, excerpt};
 
 /// Longest excerpt of a refused body kept in an error, in bytes.
 const EXCERPT: usize = 1024;
@@ -42,13 +42,13 @@ pub(super) fn parse_body(body: &[u8]) -> Result<Outcome, HookError> {
         // serde would read a JSON array as a struct's fields in order.
         return Err(invalid(format!(
             "the response body is neither empty nor one JSON object: {}",
-            excerpt(text)
+            excerpt(text.as_bytes(), EXCERPT)
         )));
     }
     let wire: OutcomeWire = serde_json::from_str(text).map_err(|e| {
         invalid(format!(
             "the response body is not one valid outcome object ({e}): {}",
-            excerpt(text)
+            excerpt(text.as_bytes(), EXCERPT)
         ))
     })?;
     Outcome::try_from(wire).map_err(|e| invalid(e.to_string()))
@@ -98,7 +98,10 @@ fn redirect_message(response: &Response) -> String {
         .headers()
         .get(header::LOCATION)
         .and_then(|value| value.to_str().ok())
-        .map_or_else(|| "?".to_owned(), excerpt);
+        .map_or_else(
+            || "?".to_owned(),
+            |location| excerpt(location.as_bytes(), EXCERPT),
+        );
     format!(
         "answered {} (redirect to {location}); redirects are not followed",
         response.status()
@@ -108,10 +111,7 @@ fn redirect_message(response: &Response) -> String {
 async fn status_message(status: StatusCode, response: Response) -> String {
     match read_capped(response, EXCERPT).await {
         Ok(body) if !body.is_empty() => {
-            format!(
-                "answered {status}: {}",
-                excerpt(&String::from_utf8_lossy(&body))
-            )
+            format!("answered {status}: {}", excerpt(&body, EXCERPT))
         }
         _ => format!("answered {status}"),
     }
@@ -121,24 +121,6 @@ async fn status_message(status: StatusCode, response: Response) -> String {
 /// the receiver chose.
 fn invalid(message: String) -> HookError {
     HookError::new(FailureKind::InvalidOutput, escape_controls(&message))
-}
-
-/// At most [`EXCERPT`] bytes of remote text, with its control characters escaped so it
-/// cannot forge log lines.
-fn excerpt(text: &str) -> String {
-    let text = text.trim();
-    if text.len() <= EXCERPT {
-        return escape_controls(text);
-    }
-    let mut end = EXCERPT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "{}… [{} more bytes]",
-        escape_controls(&text[..end]),
-        text.len() - end
-    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tollgate_core::{FailureKind, HookError};
 
 use super::Depth;
-use crate::text::escape_controls;
+use crate::text::{escape_controls, excerpt};
 
 /// Longest excerpt of a model answer or an error body kept in a message, in bytes.
 pub(super) const EXCERPT: usize = 512;
@@ -93,7 +93,7 @@ pub(super) fn read_completion(body: &[u8], depth: Depth) -> Result<Judged, HookE
     let not_a_completion = |why: String| {
         invalid(format!(
             "the response is not a chat completion ({why}): {}",
-            excerpt(body)
+            excerpt(body, EXCERPT)
         ))
     };
     let envelope: Value =
@@ -105,7 +105,7 @@ pub(super) fn read_completion(body: &[u8], depth: Depth) -> Result<Judged, HookE
     if let Some(error) = fields.get("error").filter(|e| !e.is_null()) {
         return Err(invalid(format!(
             "the response carries an error: {}",
-            excerpt(error.to_string().as_bytes())
+            excerpt(error.to_string().as_bytes(), EXCERPT)
         )));
     }
     match fields.get("object") {
@@ -114,7 +114,7 @@ pub(super) fn read_completion(body: &[u8], depth: Depth) -> Result<Judged, HookE
         Some(other) => {
             return Err(invalid(format!(
                 "the response object is `{}`, not `chat.completion`",
-                excerpt(other.to_string().as_bytes())
+                excerpt(other.to_string().as_bytes(), EXCERPT)
             )));
         }
     }
@@ -139,7 +139,7 @@ fn read_content(choice: Choice) -> Result<String, HookError> {
     if let Some(refusal) = message.refusal.filter(|r| !r.is_empty()) {
         return Err(invalid(format!(
             "the model refused to judge: {}",
-            excerpt(refusal.as_bytes())
+            excerpt(refusal.as_bytes(), EXCERPT)
         )));
     }
     if message.tool_calls.is_some_and(|calls| !calls.is_empty()) || message.function_call.is_some()
@@ -199,7 +199,7 @@ pub fn parse_verdict(content: &str, depth: Depth) -> Result<Verdict, HookError> 
 fn not_a_verdict(why: &str, content: &str) -> HookError {
     invalid(format!(
         "the answer is not a clean verdict ({why}): {}",
-        excerpt(content.as_bytes())
+        excerpt(content.as_bytes(), EXCERPT)
     ))
 }
 
@@ -209,22 +209,6 @@ pub(super) fn invalid(message: impl std::fmt::Display) -> HookError {
     HookError::new(
         FailureKind::InvalidOutput,
         escape_controls(&message.to_string()),
-    )
-}
-
-/// At most [`EXCERPT`] bytes of `bytes`, as lossy UTF-8, trimmed, with control characters
-/// escaped (see [`escape_controls`]) so remote text cannot forge log lines.
-pub(super) fn excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let text = text.trim();
-    if text.len() <= EXCERPT {
-        return escape_controls(text);
-    }
-    let end = text.floor_char_boundary(EXCERPT);
-    format!(
-        "{}… [{} more bytes]",
-        escape_controls(&text[..end]),
-        text.len() - end
     )
 }
 

@@ -7,10 +7,11 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::{Client, Response, StatusCode};
 use tollgate_core::HookError;
 
-use super::answer::{excerpt, invalid};
+use super::answer::{EXCERPT, invalid};
 use super::config::Endpoint;
 use super::{LlmError, Result};
 use crate::text::escape_controls;
+use crate::text::excerpt;
 
 /// Most bytes read from a 2xx response (1 MiB): a verdict is a few hundred.
 const SUCCESS_CAP: usize = 1024 * 1024;
@@ -75,7 +76,7 @@ pub(super) async fn post(
         return Ok(Reply::Success(bytes));
     }
     let (bytes, _) = read_capped(response, ERROR_CAP).await?;
-    Ok(Reply::Failed(status, excerpt(&bytes)))
+    Ok(Reply::Failed(status, excerpt(&bytes, EXCERPT)))
 }
 
 /// Reads at most `cap` bytes of the body; `true` when there was more.
