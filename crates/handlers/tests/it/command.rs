@@ -365,33 +365,13 @@ async fn refused_commands_never_run_and_fail_on_every_trigger() {
     assert!(setup.path("ran").exists());
 }
 
-/// Collects what the `tracing` fmt layer writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn a_failing_command_is_logged_at_warn() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::WARN)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let captured = crate::logs::Captured::default();
+    let _guard = captured.install();
     let outcome = decision_of("echo boom >&2; exit 1").await;
     assert_eq!(outcome.runs[0].status, RunStatus::Errored);
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.text();
     assert!(log.contains("WARN"), "{log}");
     assert!(
         log.contains("hook failed") && log.contains("exit status 1: boom"),

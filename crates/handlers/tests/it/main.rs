@@ -7,3 +7,4 @@ mod class;
 mod command;
 mod http;
 mod llm;
+mod logs;
