@@ -1,0 +1,291 @@
+//! Agent files (YAML or JSON): what an agent is, which tools and sub-agents it has, and which
+//! hook files and skills it loads.
+//!
+//! ```yaml
+//! name: ops                              # required
+//! description: Keeps the shop running    # shown to a delegating agent
+//! model: scripted:ops.script.jsonl       # or openai:gpt-4o-mini (see ModelSpec)
+//! base_url: http://127.0.0.1:11434/v1    # optional OpenAI-compatible endpoint
+//! system_prompt: You are the operations agent.
+//! tools: [bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent]
+//! max_turns: 16                          # model turns per session (default 16)
+//! workspace: ./work                      # default: a fresh directory per run
+//! database: ops.db                       # SQLite file, relative to the workspace
+//! seed: seed.sql                         # creates the database when it does not exist
+//! bash_timeout_seconds: 30               # the shell tool's default deadline (1–600)
+//! metadata: {org_id: org-7}              # copied into every hook payload's `metadata`
+//! hooks: [hooks.yaml]                    # user hook files (source user_config)
+//! skills: [skills/deploy/SKILL.md]       # skills a user may select for a run
+//! subagents:                             # agents `call_agent` may delegate to
+//!   analyst: {file: analyst.yaml, timeout_seconds: 60}
+//! model_config_json:                     # the agent config of DESIGN.md §5
+//!   hooks:
+//!     class_hooks: [{class: ReadOnlyGuard, params: {readonly_orgs: [org-7]}}]
+//!     require_confirmation_for_all: false
+//!     confirmation_tools: ["sql_execute"]
+//! ```
+//!
+//! Paths are relative to the agent file (the database to the workspace). The file is parsed
+//! strictly: an unknown key, a wrong type, an unknown tool or an unreadable hook file is an
+//! error, because an agent whose hooks cannot be built must not run. Duplicate keys are
+//! refused (also in JSON). Bad entries *inside* hook files and skills are skipped with
+//! warnings, as everywhere else.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use tollgate_config::{AgentConfig, HookFile, Skill, SkillSet, Trust, Warning};
+
+use crate::model::ModelSpec;
+use crate::tools::BUILTIN_TOOLS;
+
+/// Default model turns per session.
+pub const DEFAULT_MAX_TURNS: u32 = 16;
+/// Default sub-agent timeout.
+pub const DEFAULT_SUBAGENT_TIMEOUT_SECS: u64 = 300;
+
+/// Why an agent file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The file cannot be read.
+    #[error("cannot read the agent file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a valid agent definition.
+    #[error("agent file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+}
+
+/// A sub-agent the agent may delegate to.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentRef {
+    /// Its agent file, relative to this one.
+    pub file: String,
+    /// Soft deadline in seconds; at three times this it is force-stopped.
+    #[serde(default = "default_subagent_timeout")]
+    pub timeout_seconds: u64,
+}
+
+fn default_subagent_timeout() -> u64 {
+    DEFAULT_SUBAGENT_TIMEOUT_SECS
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentFileWire {
+    name: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    tools: Vec<String>,
+    #[serde(default)]
+    max_turns: Option<u32>,
+    #[serde(default)]
+    workspace: Option<String>,
+    #[serde(default)]
+    database: Option<String>,
+    #[serde(default)]
+    seed: Option<String>,
+    #[serde(default)]
+    bash_timeout_seconds: Option<u64>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    #[serde(default)]
+    hooks: Vec<String>,
+    #[serde(default)]
+    skills: Vec<String>,
+    #[serde(default)]
+    subagents: BTreeMap<String, SubagentRef>,
+    /// Read by [`AgentConfig::parse`] from the same document; named here so the strict
+    /// shape accepts it.
+    #[serde(default)]
+    #[expect(dead_code, reason = "parsed by AgentConfig::parse")]
+    model_config_json: Value,
+}
+
+/// A loaded agent file.
+#[derive(Debug, Clone)]
+pub struct AgentDef {
+    /// The file, as given.
+    pub path: String,
+    /// The directory relative paths start from.
+    pub dir: PathBuf,
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+    /// `model`, parsed; `None` when the file names none (the run must supply one).
+    pub model: Option<ModelSpec>,
+    /// `base_url`.
+    pub base_url: Option<String>,
+    /// `system_prompt`.
+    pub system_prompt: String,
+    /// `tools`, in order, validated.
+    pub tools: Vec<String>,
+    /// `max_turns`.
+    pub max_turns: u32,
+    /// `workspace`, resolved.
+    pub workspace: Option<PathBuf>,
+    /// `database` (relative to the workspace unless absolute).
+    pub database: Option<PathBuf>,
+    /// The contents of `seed`.
+    pub seed: Option<String>,
+    /// `bash_timeout_seconds`.
+    pub bash_timeout_seconds: u64,
+    /// `metadata`.
+    pub metadata: Map<String, Value>,
+    /// The hook settings of `model_config_json`.
+    pub config: AgentConfig,
+    /// `hooks`, loaded as user hook files.
+    pub hook_files: Vec<HookFile>,
+    /// `skills`, loaded.
+    pub skills: SkillSet,
+    /// What was skipped while loading hook files and skills.
+    pub warnings: Vec<Warning>,
+    /// `subagents`.
+    pub subagents: BTreeMap<String, SubagentRef>,
+}
+
+impl AgentDef {
+    /// Loads an agent file and the hook files and skills it names.
+    ///
+    /// # Errors
+    /// [`AgentError`] naming the file and the key.
+    pub fn load(path: &Path) -> Result<Self, AgentError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| AgentError::Read {
+            path: file.clone(),
+            source,
+        })?;
+        let invalid = |message: String| AgentError::Invalid {
+            path: file.clone(),
+            message,
+        };
+        // The YAML reader also reads JSON, and refuses duplicate keys in both.
+        let value = tollgate_config::yaml::parse(&text).map_err(&invalid)?;
+        let wire: AgentFileWire = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+            let at = e.path().to_string();
+            invalid(if at == "." {
+                e.inner().to_string()
+            } else {
+                format!("{at}: {}", e.inner())
+            })
+        })?;
+        let config =
+            AgentConfig::parse(path, &value.to_string()).map_err(|e| invalid(e.to_string()))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if wire.name.trim().is_empty() {
+            return Err(invalid("name: must not be empty".into()));
+        }
+        for (i, tool) in wire.tools.iter().enumerate() {
+            if !BUILTIN_TOOLS.contains(&tool.as_str()) {
+                return Err(invalid(format!(
+                    "tools[{i}]: unknown tool `{tool}` (known: {})",
+                    BUILTIN_TOOLS.join(", ")
+                )));
+            }
+        }
+        let model = wire
+            .model
+            .as_deref()
+            .map(|m| ModelSpec::parse(m, &dir))
+            .transpose()
+            .map_err(|e| invalid(format!("model: {e}")))?;
+        let max_turns = wire.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
+        if max_turns == 0 {
+            return Err(invalid("max_turns: must be at least 1".into()));
+        }
+        let bash_timeout_seconds = wire.bash_timeout_seconds.unwrap_or(30);
+        if !(1..=600).contains(&bash_timeout_seconds) {
+            return Err(invalid(
+                "bash_timeout_seconds: must be from 1 to 600".into(),
+            ));
+        }
+        for (name, sub) in &wire.subagents {
+            if !(1..=86_400).contains(&sub.timeout_seconds) {
+                return Err(invalid(format!(
+                    "subagents.{name}.timeout_seconds: must be from 1 to 86400"
+                )));
+            }
+        }
+        let seed = wire
+            .seed
+            .as_deref()
+            .map(|s| {
+                std::fs::read_to_string(dir.join(s)).map_err(|e| {
+                    invalid(format!("seed: cannot read {}: {e}", dir.join(s).display()))
+                })
+            })
+            .transpose()?;
+        let mut warnings = Vec::new();
+        let mut hook_files = Vec::new();
+        for (i, hooks) in wire.hooks.iter().enumerate() {
+            let loaded = HookFile::load(&dir.join(hooks), Trust::User)
+                .map_err(|e| invalid(format!("hooks[{i}]: {e}")))?;
+            warnings.extend(loaded.warnings.iter().cloned());
+            hook_files.push(loaded);
+        }
+        let mut skills = Vec::new();
+        for (i, skill) in wire.skills.iter().enumerate() {
+            let loaded =
+                Skill::load(&dir.join(skill)).map_err(|e| invalid(format!("skills[{i}]: {e}")))?;
+            warnings.extend(loaded.warnings.iter().cloned());
+            skills.push(loaded);
+        }
+        let skills = SkillSet::new(skills);
+        for (name, paths) in skills.duplicates() {
+            warnings.push(Warning::new(
+                paths[0],
+                "name",
+                format!(
+                    "skills {} share the name `{name}`; selecting it selects all",
+                    paths.join(", ")
+                ),
+            ));
+        }
+        Ok(Self {
+            path: file,
+            name: wire.name,
+            description: wire.description.unwrap_or_default(),
+            model,
+            base_url: wire.base_url,
+            system_prompt: wire.system_prompt.unwrap_or_default(),
+            tools: wire.tools,
+            max_turns,
+            workspace: wire.workspace.map(|w| dir.join(w)),
+            database: wire.database.map(PathBuf::from),
+            seed,
+            bash_timeout_seconds,
+            metadata: wire.metadata,
+            config,
+            hook_files,
+            skills,
+            warnings,
+            subagents: wire.subagents,
+            dir,
+        })
+    }
+
+    /// The file of sub-agent `name`, resolved.
+    pub fn subagent_file(&self, name: &str) -> Option<PathBuf> {
+        self.subagents.get(name).map(|s| self.dir.join(&s.file))
+    }
+}

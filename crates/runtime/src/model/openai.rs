@@ -1,0 +1,227 @@
+//! The OpenAI-compatible provider: `POST {base_url}/chat/completions` with tool calling.
+//!
+//! Wire format: [Chat Completions][chat]. Works against OpenAI and the servers that speak its
+//! dialect (vLLM, Ollama's `/v1`, llama.cpp's `llama-server`).
+//!
+//! [chat]: https://platform.openai.com/docs/api-reference/chat/create
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tollgate_core::BoxFuture;
+
+use super::{Message, Model, ModelError, ModelRequest, Role};
+
+/// Where and what to ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiConfig {
+    /// The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`.
+    pub base_url: String,
+    /// The model name sent as `model`.
+    pub model: String,
+    /// The bearer key; `None` sends no `Authorization` header (local servers).
+    pub api_key: Option<String>,
+    /// Deadline of one request.
+    pub timeout: Duration,
+}
+
+/// The default API root.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+impl OpenAiConfig {
+    /// The config for `model`: `base_url` if given, else `TOLLGATE_MODEL_BASE_URL`, else
+    /// `OPENAI_BASE_URL`, else [`DEFAULT_BASE_URL`]; the key from `TOLLGATE_MODEL_API_KEY`, else
+    /// `OPENAI_API_KEY`. `env` looks variables up (the process environment in production).
+    pub fn from_env(
+        model: &str,
+        base_url: Option<&str>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let nonempty = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let base_url = base_url
+            .map(str::to_owned)
+            .or_else(|| nonempty("TOLLGATE_MODEL_BASE_URL"))
+            .or_else(|| nonempty("OPENAI_BASE_URL"))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        Self {
+            base_url,
+            model: model.to_owned(),
+            api_key: nonempty("TOLLGATE_MODEL_API_KEY").or_else(|| nonempty("OPENAI_API_KEY")),
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// A Chat Completions client with tool calling.
+#[derive(Debug)]
+pub struct OpenAiModel {
+    config: OpenAiConfig,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl OpenAiModel {
+    /// A client for `config`.
+    ///
+    /// # Errors
+    /// [`ModelError::Setup`] when the HTTP client cannot be built or the base URL is not
+    /// http(s).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        let base = config.base_url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ModelError::Setup(format!(
+                "model base URL `{base}` is not an http(s) URL"
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .build()
+            .map_err(|e| ModelError::Setup(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            url: format!("{base}/chat/completions"),
+            config,
+            client,
+        })
+    }
+
+    async fn ask(&self, request: ModelRequest<'_>) -> Result<Message, ModelError> {
+        let mut body = json!({
+            "model": self.config.model,
+            "messages": request.messages,
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters,
+                    }})
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+            body["tool_choice"] = json!("auto");
+        }
+        let mut post = self
+            .client
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        if let Some(key) = &self.config.api_key {
+            post = post.bearer_auth(key);
+        }
+        let response = post
+            .send()
+            .await
+            .map_err(|e| ModelError::Request(e.without_url().to_string()))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| ModelError::Request(e.without_url().to_string()))?;
+        if !status.is_success() {
+            let excerpt: String = text.chars().take(300).collect();
+            return Err(ModelError::Request(format!("HTTP {status}: {excerpt}")));
+        }
+        parse_answer(&text)
+    }
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+/// The assistant message of a Chat Completions response body.
+fn parse_answer(text: &str) -> Result<Message, ModelError> {
+    let completion: Completion = serde_json::from_str(text)
+        .map_err(|e| ModelError::Answer(format!("not a Chat Completions response: {e}")))?;
+    let Some(choice) = completion.choices.into_iter().next() else {
+        return Err(ModelError::Answer("no choices".into()));
+    };
+    if choice.finish_reason.as_deref() == Some("length") && choice.message.tool_calls.is_empty() {
+        return Err(ModelError::Answer(
+            "the answer was cut off (finish_reason length)".into(),
+        ));
+    }
+    let mut message = choice.message;
+    if message.role != Role::Assistant {
+        return Err(ModelError::Answer(format!(
+            "role {:?}, not assistant",
+            message.role
+        )));
+    }
+    for call in &message.tool_calls {
+        if serde_json::from_str::<Value>(&call.function.arguments).is_err() {
+            // Kept: the loop answers such a call with an error observation, so the model can fix it.
+            tracing::debug!(call = %call.id, "tool call arguments are not JSON");
+        }
+    }
+    message.tool_call_id = None;
+    Ok(message)
+}
+
+impl Model for OpenAiModel {
+    fn describe(&self) -> String {
+        format!("openai:{}", self.config.model)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<Message, ModelError>> {
+        Box::pin(self.ask(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_prefers_explicit_then_tollgate_then_openai_env() {
+        let env = |name: &str| match name {
+            "OPENAI_BASE_URL" => Some("http://openai-env/v1".to_owned()),
+            "OPENAI_API_KEY" => Some("k-openai".to_owned()),
+            "TOLLGATE_MODEL_API_KEY" => Some(" ".to_owned()),
+            _ => None,
+        };
+        let config = OpenAiConfig::from_env("m", None, env);
+        assert_eq!(config.base_url, "http://openai-env/v1");
+        assert_eq!(config.api_key.as_deref(), Some("k-openai"));
+        assert_eq!(
+            OpenAiConfig::from_env("m", Some("http://x/v1"), env).base_url,
+            "http://x/v1"
+        );
+        assert_eq!(
+            OpenAiConfig::from_env("m", None, |_| None).base_url,
+            DEFAULT_BASE_URL
+        );
+    }
+
+    #[test]
+    fn answers_are_checked() {
+        let ok = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"t","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        assert_eq!(parse_answer(ok).unwrap().tool_calls[0].function.name, "t");
+        assert!(parse_answer(r#"{"choices":[]}"#).is_err());
+        assert!(parse_answer("<html>").is_err());
+        let cut = r#"{"choices":[{"message":{"role":"assistant","content":"half"},"finish_reason":"length"}]}"#;
+        assert!(
+            parse_answer(cut)
+                .unwrap_err()
+                .to_string()
+                .contains("cut off")
+        );
+        assert!(
+            OpenAiModel::new(OpenAiConfig::from_env("m", Some("file:///x"), |_| None)).is_err()
+        );
+    }
+}

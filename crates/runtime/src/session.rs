@@ -1,0 +1,1071 @@
+//! One agent session: the ReAct loop with every lifecycle event dispatched through the
+//! session's own registry, and delegation to sub-agents.
+//!
+//! # Emission points (each exactly once per occurrence)
+//!
+//! | event | when | through |
+//! |---|---|---|
+//! | `session_start` | the session begins (hooks built) | the session's registry |
+//! | `user_turn` | the prompt (or the delegated task) arrives; a deny ends the session | 〃 |
+//! | `pre_tool_use` | the model proposed a call of a known tool, before it runs | 〃 |
+//! | `post_tool_use` | the tool returned; `modified_result` is what the model observes | 〃 |
+//! | `post_tool_use_failure` | the tool failed (error, non-zero exit, timeout) | 〃 |
+//! | `post_tool_use_cancelled` | the run was cancelled while the tool ran | 〃 |
+//! | `subagent_start` | before a delegated agent starts; a deny stops the delegation | the caller's registry |
+//! | `subagent_stop` | the delegated agent ended (last one per `task_id` counts) | the caller's registry |
+//! | `subagent_cancel` | the delegated agent was force-stopped or cancelled | the caller's registry |
+//! | `session_end` | the session ended, however it ended | the session's registry |
+//!
+//! A call of a tool the agent does not have, or with arguments that are not a JSON object,
+//! never reaches hooks: the model observes the error and may try again.
+//!
+//! # Delegation
+//!
+//! `call_agent {agent, task}` starts a sub-agent named in the agent file's `subagents`. It
+//! builds its own registry from its own file (plus the run's admin files, which are the
+//! operator's policy for every agent); the caller's hooks never fire inside it, and no skill is
+//! selected for it (its task comes from a model, not a user). At `timeout_seconds` it is asked
+//! to stop after its current step (it ends `timed_out`); at three times that it is
+//! force-stopped: the caller observes `timed_out`, `subagent_cancel` fires and its
+//! `subagent_stop` says `cancelled`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tollgate_config::{Assembler, HookFile, Policy, selected_skills};
+use tollgate_core::{
+    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode, ToolMatcher,
+};
+use tollgate_handlers::ClassTable;
+use tollgate_protocol::wire::SideEffectWire;
+use tollgate_protocol::{
+    Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, SubagentCancel,
+    SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall, ToolCancelled,
+    ToolFailure, ToolResult, UserTurn,
+};
+
+use crate::agent::AgentDef;
+use crate::gate::{ApprovalRequest, Approver, DenyApprover, RuntimeGate};
+use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
+use crate::tools::{self, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text, string_arg};
+use crate::trace::{Origin, Step, Trace, TraceSink};
+
+/// Deepest delegation chain (the top agent is depth 0).
+pub const MAX_DEPTH: u32 = 4;
+
+/// What every session of a run shares.
+#[derive(Clone)]
+pub struct Services {
+    /// Classes for `class` hooks.
+    pub classes: Arc<ClassTable>,
+    /// Where `ask` decisions go.
+    pub approver: Arc<dyn Approver>,
+    /// Admin (trusted) hook files: the operator's policy, applied to every agent of the run.
+    pub admin: Arc<[HookFile]>,
+    /// Whether hooks run (evaluation bypass is explicit).
+    pub hooks_mode: HooksMode,
+    /// Where fire-and-forget hooks go.
+    pub background: Background,
+    /// `source` of every payload (`cli`, `api`, …).
+    pub source: String,
+}
+
+impl Default for Services {
+    fn default() -> Self {
+        Self {
+            classes: Arc::new(ClassTable::builtin()),
+            approver: Arc::new(DenyApprover),
+            admin: Arc::from(Vec::new()),
+            hooks_mode: HooksMode::Enforce,
+            background: Background::default(),
+            source: "runtime".into(),
+        }
+    }
+}
+
+/// One run to do.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The agent.
+    pub agent: AgentDef,
+    /// The user's message (a leading `[use <skill>]` selects that skill).
+    pub prompt: String,
+    /// Skills the user selected explicitly (UI, API field, `--skill`).
+    pub skills: Vec<String>,
+    /// Overrides the agent file's model.
+    pub model: Option<ModelSpec>,
+    /// Overrides the agent file's workspace.
+    pub workspace: Option<PathBuf>,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndStatus {
+    /// The model answered without tool calls.
+    Completed,
+    /// The session could not go on (build error, model error, denied prompt).
+    Failed,
+    /// The run was cancelled.
+    Cancelled,
+    /// `max_turns` model turns were used up.
+    TurnLimit,
+    /// A sub-agent ran past its `timeout_seconds`.
+    TimedOut,
+}
+
+impl EndStatus {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::TurnLimit => "turn_limit",
+            Self::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// The run's id.
+    pub run_id: String,
+    /// How the top session ended.
+    pub status: EndStatus,
+    /// The model's final answer, when it gave one.
+    pub answer: Option<String>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// Where the tools worked.
+    pub workspace: PathBuf,
+    /// Model turns used.
+    pub turns: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Ending {
+    status: EndStatus,
+    answer: Option<String>,
+    error: Option<String>,
+    turns: u32,
+}
+
+impl Ending {
+    fn new(status: EndStatus, turns: u32) -> Self {
+        Self {
+            status,
+            answer: None,
+            error: None,
+            turns,
+        }
+    }
+
+    fn failed(error: impl Into<String>, turns: u32) -> Self {
+        Self {
+            error: Some(error.into()),
+            ..Self::new(EndStatus::Failed, turns)
+        }
+    }
+}
+
+static IDS: AtomicU64 = AtomicU64::new(0);
+
+fn new_id(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = IDS.fetch_add(1, Ordering::Relaxed);
+    format!(
+        "{prefix}-{:x}-{:x}-{n}",
+        nanos & 0xffff_ffff_ffff,
+        std::process::id()
+    )
+}
+
+/// Runs one agent session to its end, writing every step to `sinks`. Cancelling `cancel`
+/// stops it: a running tool is abandoned (its process group killed), `post_tool_use_cancelled`
+/// and `session_end` fire, and the report says `cancelled`.
+///
+/// Never fails: every failure ends the session with status `failed` and the reason.
+pub async fn run(
+    request: RunRequest,
+    services: &Services,
+    sinks: Vec<Arc<dyn TraceSink>>,
+    cancel: CancellationToken,
+) -> RunReport {
+    let run_id = new_id("run");
+    let trace = Trace::new(
+        Origin {
+            run_id: run_id.clone(),
+            session_id: new_id("session"),
+            agent: request.agent.name.clone(),
+            depth: 0,
+        },
+        sinks,
+    );
+    let workspace = match request
+        .workspace
+        .clone()
+        .or_else(|| request.agent.workspace.clone())
+    {
+        Some(dir) => dir,
+        None => std::env::temp_dir().join(format!("tollgate-{run_id}")),
+    };
+    let selected = selected_skills(&request.prompt, &request.skills);
+    let setup = SessionSetup {
+        def: Arc::new(request.agent),
+        model: request.model,
+        workspace: workspace.clone(),
+        skills: selected,
+        trace,
+        depth: 0,
+        cancel,
+        soft_deadline: None,
+    };
+    let ending = match Session::prepare(services, setup).await {
+        Ok(session) => {
+            let ending = session.run_body(&request.prompt).await;
+            session.end(&ending).await;
+            ending
+        }
+        Err((trace, error)) => {
+            let ending = Ending::failed(error, 0);
+            trace.emit(Step::new(
+                "session_end",
+                json!({"status": "failed", "turns": 0, "error": ending.error}),
+            ));
+            ending
+        }
+    };
+    RunReport {
+        run_id,
+        status: ending.status,
+        answer: ending.answer,
+        error: ending.error,
+        workspace,
+        turns: ending.turns,
+    }
+}
+
+struct SessionSetup {
+    def: Arc<AgentDef>,
+    model: Option<ModelSpec>,
+    workspace: PathBuf,
+    skills: Vec<String>,
+    trace: Trace,
+    depth: u32,
+    cancel: CancellationToken,
+    soft_deadline: Option<Instant>,
+}
+
+struct Session<'s> {
+    services: &'s Services,
+    def: Arc<AgentDef>,
+    dispatcher: Dispatcher,
+    model: Box<dyn Model>,
+    tools: Vec<Box<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+    env: ToolEnv,
+    trace: Trace,
+    common: PayloadCommon,
+    depth: u32,
+    cancel: CancellationToken,
+    soft_deadline: Option<Instant>,
+    tasks: AtomicU32,
+}
+
+/// Ids a trace line is about.
+#[derive(Clone, Copy)]
+enum About<'a> {
+    Session,
+    Call(&'a str),
+    Task(&'a str, &'a str),
+}
+
+impl About<'_> {
+    fn fields(self) -> Map<String, Value> {
+        let mut map = Map::new();
+        match self {
+            About::Session => {}
+            About::Call(call) => {
+                map.insert("tool_call_id".into(), call.into());
+            }
+            About::Task(call, task) => {
+                map.insert("tool_call_id".into(), call.into());
+                map.insert("task_id".into(), task.into());
+            }
+        }
+        map
+    }
+}
+
+fn decided_by(outcome: &DispatchOutcome) -> Option<String> {
+    outcome.decided_by.as_ref().map(|d| match d {
+        DecidedBy::Hook(name) => name.to_string(),
+        DecidedBy::PermissionGate => "permission_gate".to_owned(),
+    })
+}
+
+impl<'s> Session<'s> {
+    /// Builds the session's registry, model, tools and workspace. On failure the error comes
+    /// back with the trace so the caller can record the ending.
+    async fn prepare(services: &'s Services, setup: SessionSetup) -> Result<Self, (Trace, String)> {
+        let SessionSetup {
+            def,
+            model,
+            workspace,
+            skills,
+            trace,
+            depth,
+            cancel,
+            soft_deadline,
+        } = setup;
+        let fail = |trace: &Trace, e: String| (trace.clone(), e);
+        for warning in &def.warnings {
+            trace.emit(warning_step(
+                &warning.file,
+                &warning.entry,
+                &warning.message,
+            ));
+        }
+        for name in def.skills.unknown(&skills) {
+            trace.emit(warning_step(&def.path, "skills", &format!("no skill named `{name}` is available to this agent; nothing was selected for it")));
+        }
+        // The registry: admin files, the agent's class hooks, its hook files, selected skills.
+        let mut assembler = Assembler::new(&services.classes, Policy::from_admin(&services.admin));
+        for file in services.admin.iter() {
+            assembler.add_specs(&file.hooks);
+        }
+        if let Err(e) = assembler.add_agent(&def.config) {
+            return Err(fail(
+                &trace,
+                format!("the agent's hooks cannot be built: {e}"),
+            ));
+        }
+        for file in &def.hook_files {
+            assembler.add_specs(&file.hooks);
+        }
+        assembler.add_specs(&def.skills.hooks_for(&skills));
+        let assembled = assembler.finish();
+        for warning in &assembled.warnings {
+            trace.emit(warning_step(
+                &warning.file,
+                &warning.entry,
+                &warning.message,
+            ));
+        }
+        let registry = assembled
+            .builder
+            .build()
+            .map_err(|e| fail(&trace, format!("the agent's hooks cannot be built: {e}")))?;
+        let confirm = if def.config.confirmation_tools.is_empty() {
+            None
+        } else {
+            let matcher = ToolMatcher::new(&def.config.confirmation_tools)
+                .map_err(|e| fail(&trace, format!("confirmation_tools: {e}")))?;
+            Some(matcher)
+        };
+        let dispatcher = Dispatcher::new(registry)
+            .with_background(services.background.clone())
+            .with_hooks_mode(services.hooks_mode)
+            .with_permission_gate(Arc::new(RuntimeGate::new(
+                def.config.require_confirmation_for_all,
+                confirm,
+            )));
+        let spec = model.or_else(|| def.model.clone()).ok_or_else(|| {
+            fail(
+                &trace,
+                format!(
+                    "agent `{}` names no model (set `model:` or pass --model)",
+                    def.name
+                ),
+            )
+        })?;
+        let model = spec
+            .build(def.base_url.as_deref())
+            .map_err(|e| fail(&trace, e.to_string()))?;
+        std::fs::create_dir_all(&workspace).map_err(|e| {
+            fail(
+                &trace,
+                format!("cannot create the workspace {}: {e}", workspace.display()),
+            )
+        })?;
+        let database = def.database.as_ref().map(|d| workspace.join(d));
+        if let (Some(path), Some(seed)) = (&database, &def.seed) {
+            tools::sql::seed_database(path, seed).await.map_err(|e| {
+                fail(
+                    &trace,
+                    format!("cannot seed the database {}: {e}", path.display()),
+                )
+            })?;
+        }
+        let tools: Vec<Box<dyn Tool>> =
+            def.tools.iter().filter_map(|t| tools::builtin(t)).collect();
+        let mut specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        if def.tools.iter().any(|t| t == CALL_AGENT_TOOL) {
+            specs.push(call_agent_spec(&def));
+        }
+        let origin = trace.origin().clone();
+        let common = PayloadCommon {
+            session_id: origin.session_id.clone(),
+            run_id: origin.run_id.clone(),
+            trace_id: origin.run_id.clone(),
+            agent_id: def.name.clone(),
+            source: Some(services.source.clone()),
+            metadata: def.metadata.clone(),
+        };
+        trace.emit(Step::new(
+            "session_start",
+            json!({
+                "model": model.describe(),
+                "hooks": if services.hooks_mode == HooksMode::Bypass { "bypass" } else { "enforce" },
+                "skills": skills,
+                "tools": def.tools,
+                "workspace": workspace.display().to_string(),
+                "hook_count": dispatcher.registry().len(),
+            }),
+        ));
+        Ok(Self {
+            services,
+            env: ToolEnv {
+                workspace,
+                database,
+                bash_timeout: Duration::from_secs(def.bash_timeout_seconds),
+            },
+            def,
+            dispatcher,
+            model,
+            tools,
+            specs,
+            trace,
+            common,
+            depth,
+            cancel,
+            soft_deadline,
+            tasks: AtomicU32::new(0),
+        })
+    }
+
+    /// Dispatches one event and records its hook runs and folded decision.
+    async fn emit(&self, data: impl Into<EventData>, about: About<'_>) -> DispatchOutcome {
+        let payload = Arc::new(Payload::new(self.common.clone(), data));
+        let outcome = self.dispatcher.dispatch(payload).await;
+        let ids = about.fields();
+        for run in &outcome.runs {
+            let mut line = match serde_json::to_value(run.to_wire(&outcome.event)) {
+                Ok(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            line.extend(ids.clone());
+            self.trace.emit(Step::new("hook_run", Value::Object(line)));
+        }
+        let side_effects: Vec<Value> = outcome
+            .side_effects
+            .iter()
+            .map(|s| {
+                let mut v =
+                    serde_json::to_value(SideEffectWire::from(&s.effect)).unwrap_or(Value::Null);
+                v["hook"] = s.hook.to_string().into();
+                v
+            })
+            .collect();
+        let mut line = json!({
+            "event": outcome.event.to_string(),
+            "decision": outcome.decision.as_str(),
+            "reason": outcome.decision.reason(),
+            "decided_by": decided_by(&outcome),
+            "bypassed": outcome.bypassed,
+            "hooks": outcome.runs.len(),
+            "modified_args": outcome.modified_args,
+            "modified_result": outcome.modified_result,
+            "additional_context": outcome.additional_context,
+            "side_effects": side_effects,
+        });
+        if let Value::Object(map) = &mut line {
+            map.extend(ids);
+        }
+        self.trace.emit(Step::new("dispatch", line));
+        outcome
+    }
+
+    /// Why the session must stop now, if it must.
+    fn stopping(&self) -> Option<EndStatus> {
+        if self.cancel.is_cancelled() {
+            Some(EndStatus::Cancelled)
+        } else if self.soft_deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(EndStatus::TimedOut)
+        } else {
+            None
+        }
+    }
+
+    /// Everything from `session_start` to the last model turn (not `session_end`).
+    fn run_body<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Ending> {
+        Box::pin(async move {
+            self.emit(EventData::SessionStart, About::Session).await;
+            self.trace
+                .emit(Step::new("user_turn", json!({"prompt": prompt})));
+            let turn = self
+                .emit(
+                    UserTurn {
+                        prompt: prompt.to_owned(),
+                    },
+                    About::Session,
+                )
+                .await;
+            if let Some(why) = refusal(&turn, self.services, &self.def.name, "user_turn").await {
+                return Ending::failed(format!("the prompt was refused: {why}"), 0);
+            }
+            let mut messages = Vec::new();
+            if !self.def.system_prompt.is_empty() {
+                messages.push(Message::text(Role::System, self.def.system_prompt.clone()));
+            }
+            messages.push(Message::text(
+                Role::User,
+                with_context(prompt.to_owned(), &turn.additional_context),
+            ));
+            self.react(messages).await
+        })
+    }
+
+    async fn react(&self, mut messages: Vec<Message>) -> Ending {
+        let mut turns = 0u32;
+        loop {
+            if let Some(status) = self.stopping() {
+                return Ending::new(status, turns);
+            }
+            if turns >= self.def.max_turns {
+                return Ending::new(EndStatus::TurnLimit, turns);
+            }
+            turns += 1;
+            let request = ModelRequest {
+                messages: &messages,
+                tools: &self.specs,
+            };
+            let answer = tokio::select! {
+                answer = self.model.complete(request) => answer,
+                () = self.cancel.cancelled() => return Ending::new(EndStatus::Cancelled, turns),
+            };
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(e) => return Ending::failed(e.to_string(), turns),
+            };
+            let calls: Vec<Value> = answer
+                .tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "name": c.function.name, "arguments": c.function.arguments}))
+                .collect();
+            self.trace.emit(Step::new(
+                "model_turn",
+                json!({"turn": turns, "content": answer.content, "tool_calls": calls}),
+            ));
+            if answer.tool_calls.is_empty() {
+                let text = answer.content.clone().unwrap_or_default();
+                self.trace
+                    .emit(Step::new("answer", json!({"content": text})));
+                return Ending {
+                    answer: Some(text),
+                    ..Ending::new(EndStatus::Completed, turns)
+                };
+            }
+            let calls = answer.tool_calls.clone();
+            messages.push(answer);
+            for call in &calls {
+                // A call the run can no longer make is still answered, so the conversation
+                // stays well-formed for whoever resumes it.
+                let content = if let Some(status) = self.stopping() {
+                    format!("not run: the session is stopping ({})", status.as_str())
+                } else {
+                    let args = serde_json::from_str::<Value>(&call.function.arguments);
+                    self.tool_call(&call.id, &call.function.name, args).await
+                };
+                messages.push(Message::tool(call.id.clone(), content));
+            }
+        }
+    }
+
+    /// One tool call from proposal to observation; returns what the model observes.
+    async fn tool_call(
+        &self,
+        id: &str,
+        name: &str,
+        args: Result<Value, serde_json::Error>,
+    ) -> String {
+        let raw = args.as_ref().map_or(Value::Null, Clone::clone);
+        self.trace.emit(Step::new(
+            "tool_call",
+            json!({"tool_call_id": id, "tool_name": name, "arguments": raw}),
+        ));
+        let observe = |status: &str, content: String| {
+            self.trace.emit(Step::new(
+                "observation",
+                json!({"tool_call_id": id, "tool_name": name, "status": status, "content": content}),
+            ));
+            content
+        };
+        let known = self.def.tools.iter().any(|t| t == name);
+        if !known {
+            return observe(
+                "failed",
+                format!(
+                    "unknown tool `{name}`; this agent has: {}",
+                    self.def.tools.join(", ")
+                ),
+            );
+        }
+        let args = match args {
+            Ok(args @ Value::Object(_)) => args,
+            Ok(_) => return observe("failed", "the arguments must be a JSON object".into()),
+            Err(e) => return observe("failed", format!("the arguments are not valid JSON: {e}")),
+        };
+        let call = ToolCall {
+            tool_name: name.to_owned(),
+            tool_call_id: id.to_owned(),
+            tool_input: args,
+        };
+        let pre = self.emit(call.clone(), About::Call(id)).await;
+        if let Some(why) = self.refused(&pre, &call).await {
+            return observe("denied", why);
+        }
+        let call = match pre.modified_args.clone() {
+            Some(args) => ToolCall {
+                tool_input: args,
+                ..call
+            },
+            None => call,
+        };
+        self.trace.emit(Step::new(
+            "tool_started",
+            json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
+        ));
+        let ran = tokio::select! {
+            ran = self.execute(&call) => Some(ran),
+            () = self.cancel.cancelled() => None,
+        };
+        match ran {
+            None => {
+                let reason = "the run was cancelled while the tool ran".to_owned();
+                self.emit(
+                    ToolCancelled {
+                        call,
+                        reason: Some(reason.clone()),
+                    },
+                    About::Call(id),
+                )
+                .await;
+                observe("cancelled", reason)
+            }
+            Some(Err(error)) => {
+                self.emit(
+                    ToolFailure {
+                        call,
+                        error: error.0.clone(),
+                    },
+                    About::Call(id),
+                )
+                .await;
+                observe(
+                    "failed",
+                    with_context(format!("the tool failed: {error}"), &pre.additional_context),
+                )
+            }
+            Some(Ok(result)) => {
+                let post = self
+                    .emit(
+                        ToolResult {
+                            call,
+                            tool_result: result.clone(),
+                        },
+                        About::Call(id),
+                    )
+                    .await;
+                if let Some(withheld) = post.observation() {
+                    return observe("denied", withheld);
+                }
+                let shown = post.modified_result.as_ref().unwrap_or(&result);
+                let mut context = pre.additional_context.clone();
+                context.extend(post.additional_context.iter().cloned());
+                observe("ok", with_context(observation_text(shown), &context))
+            }
+        }
+    }
+
+    /// The observation when `pre` (after asking a human, if it asks) refuses the call.
+    async fn refused(&self, pre: &DispatchOutcome, call: &ToolCall) -> Option<String> {
+        match &pre.decision {
+            Decision::Allow => None,
+            Decision::Deny { .. } => pre.observation(),
+            Decision::Ask { reason } => {
+                let request = ApprovalRequest {
+                    agent: self.def.name.clone(),
+                    tool_name: call.tool_name.clone(),
+                    tool_call_id: call.tool_call_id.clone(),
+                    arguments: pre
+                        .modified_args
+                        .clone()
+                        .unwrap_or_else(|| call.tool_input.clone()),
+                    reason: reason.clone(),
+                    asked_by: decided_by(pre).unwrap_or_default(),
+                };
+                ask(self.services, &self.trace, &request).await
+            }
+        }
+    }
+
+    async fn execute(&self, call: &ToolCall) -> Result<Value, ToolError> {
+        if call.tool_name == CALL_AGENT_TOOL {
+            return self.delegate(call).await;
+        }
+        let tool = self.tools.iter().find(|t| t.spec().name == call.tool_name);
+        match tool {
+            Some(tool) => tool.call(&call.tool_input, &self.env).await,
+            None => Err(ToolError::new(format!("no tool `{}`", call.tool_name))),
+        }
+    }
+
+    /// `session_end` for this session.
+    async fn end(&self, ending: &Ending) {
+        let status = match ending.status {
+            EndStatus::Completed => SessionEndStatus::Completed,
+            EndStatus::Failed => SessionEndStatus::Failed,
+            EndStatus::Cancelled | EndStatus::TimedOut => SessionEndStatus::Cancelled,
+            EndStatus::TurnLimit => SessionEndStatus::TurnLimit,
+        };
+        let error = ending
+            .error
+            .clone()
+            .or_else(|| (ending.status == EndStatus::TimedOut).then(|| "timed out".to_owned()));
+        self.emit(
+            SessionEnd {
+                status,
+                error: error.clone(),
+            },
+            About::Session,
+        )
+        .await;
+        self.trace.emit(Step::new(
+            "session_end",
+            json!({"status": ending.status.as_str(), "turns": ending.turns, "error": error}),
+        ));
+    }
+
+    // ---- delegation --------------------------------------------------------------------
+
+    async fn delegate(&self, call: &ToolCall) -> Result<Value, ToolError> {
+        let agent = string_arg(&call.tool_input, "agent")?.to_owned();
+        let task = string_arg(&call.tool_input, "task")?.to_owned();
+        let Some(sub) = self.def.subagents.get(&agent) else {
+            let known: Vec<&str> = self.def.subagents.keys().map(String::as_str).collect();
+            return Err(ToolError::new(format!(
+                "no sub-agent `{agent}`; known: {}",
+                known.join(", ")
+            )));
+        };
+        if self.depth + 1 > MAX_DEPTH {
+            return Err(ToolError::new(format!(
+                "delegation deeper than {MAX_DEPTH} levels is refused"
+            )));
+        }
+        let n = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;
+        let task_id = format!("{}-task-{n}", self.common.session_id);
+        let about = About::Task(&call.tool_call_id, &task_id);
+        self.trace.emit(Step::new(
+            "subagent_start",
+            json!({"task_id": task_id, "agent_type": agent, "task_description": task}),
+        ));
+        let start = SubagentStart {
+            task_id: task_id.clone(),
+            agent_type: agent.clone(),
+            task_description: task.clone(),
+        };
+        let started = self.emit(start, about).await;
+        let begun = Instant::now();
+        let stop = |status: SubagentStatus, ending: SubagentEnding| SubagentStop {
+            task_id: task_id.clone(),
+            agent_type: agent.clone(),
+            status,
+            duration: begun.elapsed(),
+            ending,
+        };
+        let request = ApprovalRequest {
+            agent: self.def.name.clone(),
+            tool_name: CALL_AGENT_TOOL.into(),
+            tool_call_id: call.tool_call_id.clone(),
+            arguments: call.tool_input.clone(),
+            reason: started.decision.reason().unwrap_or_default().to_owned(),
+            asked_by: decided_by(&started).unwrap_or_default(),
+        };
+        let refusal = match &started.decision {
+            Decision::Allow => None,
+            Decision::Deny { reason } => Some(format!("the delegation was denied: {reason}")),
+            Decision::Ask { .. } => ask(self.services, &self.trace, &request).await,
+        };
+        if let Some(why) = refusal {
+            self.stop_subagent(
+                stop(
+                    SubagentStatus::Cancelled,
+                    SubagentEnding::Error(why.clone()),
+                ),
+                about,
+            )
+            .await;
+            return Err(ToolError::new(why));
+        }
+        let file = self.def.subagent_file(&agent).unwrap_or_default();
+        let child_def = match AgentDef::load(&file) {
+            Ok(def) => Arc::new(def),
+            Err(e) => {
+                let why = format!("sub-agent `{agent}` cannot be loaded: {e}");
+                self.stop_subagent(
+                    stop(SubagentStatus::Failed, SubagentEnding::Error(why.clone())),
+                    about,
+                )
+                .await;
+                return Err(ToolError::new(why));
+            }
+        };
+        let timeout = Duration::from_secs(sub.timeout_seconds);
+        let child_cancel = self.cancel.child_token();
+        let workspace = child_def
+            .workspace
+            .clone()
+            .unwrap_or_else(|| self.env.workspace.clone());
+        let setup = SessionSetup {
+            model: None,
+            workspace,
+            skills: Vec::new(),
+            trace: self.trace.with_origin(Origin {
+                run_id: self.common.run_id.clone(),
+                session_id: new_id("session"),
+                agent: child_def.name.clone(),
+                depth: self.depth + 1,
+            }),
+            def: child_def,
+            depth: self.depth + 1,
+            cancel: child_cancel.clone(),
+            soft_deadline: Some(begun + timeout),
+        };
+        let child = match Session::prepare(self.services, setup).await {
+            Ok(child) => child,
+            Err((trace, why)) => {
+                trace.emit(Step::new(
+                    "session_end",
+                    json!({"status": "failed", "turns": 0, "error": why}),
+                ));
+                let why = format!("sub-agent `{agent}` cannot start: {why}");
+                self.stop_subagent(
+                    stop(SubagentStatus::Failed, SubagentEnding::Error(why.clone())),
+                    about,
+                )
+                .await;
+                return Err(ToolError::new(why));
+            }
+        };
+        let hard = timeout.saturating_mul(3);
+        let ran = tokio::time::timeout(hard, child.run_body(&task)).await;
+        let result = match ran {
+            Ok(ending) => {
+                child.end(&ending).await;
+                drop(child);
+                let (status, outcome) = match ending.status {
+                    EndStatus::Completed => {
+                        let answer = ending.answer.unwrap_or_default();
+                        (SubagentStatus::Completed, Ok(Value::String(answer)))
+                    }
+                    EndStatus::TimedOut => (
+                        SubagentStatus::TimedOut,
+                        Err(format!(
+                            "timed_out: sub-agent `{agent}` ran past {} s and stopped",
+                            timeout.as_secs()
+                        )),
+                    ),
+                    EndStatus::Cancelled => {
+                        (SubagentStatus::Cancelled, Err("cancelled".to_owned()))
+                    }
+                    EndStatus::Failed | EndStatus::TurnLimit => {
+                        let why = ending
+                            .error
+                            .unwrap_or_else(|| ending.status.as_str().to_owned());
+                        (
+                            SubagentStatus::Failed,
+                            Err(format!("sub-agent `{agent}` failed: {why}")),
+                        )
+                    }
+                };
+                let ending = match &outcome {
+                    Ok(answer) => SubagentEnding::Result(answer.clone()),
+                    Err(why) => SubagentEnding::Error(why.clone()),
+                };
+                self.stop_subagent(stop(status, ending), about).await;
+                outcome
+            }
+            Err(_) => {
+                child_cancel.cancel();
+                let why = format!(
+                    "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
+                    hard.as_secs(),
+                    timeout.as_secs()
+                );
+                child
+                    .end(&Ending {
+                        error: Some(why.clone()),
+                        ..Ending::new(EndStatus::Cancelled, 0)
+                    })
+                    .await;
+                drop(child);
+                self.cancel_subagent(&task_id, &agent, &why, about).await;
+                self.stop_subagent(
+                    stop(
+                        SubagentStatus::Cancelled,
+                        SubagentEnding::Error(why.clone()),
+                    ),
+                    about,
+                )
+                .await;
+                Err(why)
+            }
+        };
+        result.map_err(ToolError::new)
+    }
+
+    async fn cancel_subagent(&self, task_id: &str, agent: &str, why: &str, about: About<'_>) {
+        let cancel = SubagentCancel {
+            task_id: task_id.to_owned(),
+            agent_type: agent.to_owned(),
+            reason: Some(why.to_owned()),
+        };
+        self.emit(cancel, about).await;
+    }
+
+    /// Records and dispatches `subagent_stop`. A cancel arriving while its hooks run wins: a
+    /// second `subagent_stop` says `cancelled` (the last one per task id counts).
+    async fn stop_subagent(&self, stop: SubagentStop, about: About<'_>) {
+        let (task_id, agent) = (stop.task_id.clone(), stop.agent_type.clone());
+        let duration = stop.duration;
+        self.trace.emit(subagent_stop_step(&stop));
+        let raced = tokio::select! {
+            _ = self.emit(stop, about) => false,
+            () = self.cancel.cancelled() => true,
+        };
+        if raced {
+            let why = "the run was cancelled while the sub-agent's stop hooks ran";
+            self.cancel_subagent(&task_id, &agent, why, about).await;
+            let last = SubagentStop {
+                task_id,
+                agent_type: agent,
+                status: SubagentStatus::Cancelled,
+                duration,
+                ending: SubagentEnding::Error(why.into()),
+            };
+            self.trace.emit(subagent_stop_step(&last));
+            self.emit(last, about).await;
+        }
+    }
+}
+
+fn subagent_stop_step(stop: &SubagentStop) -> Step {
+    let mut fields = json!({
+        "task_id": stop.task_id,
+        "agent_type": stop.agent_type,
+        "status": stop.status.as_str(),
+        "success": stop.status == SubagentStatus::Completed,
+        "duration_seconds": stop.duration.as_secs_f64(),
+    });
+    match &stop.ending {
+        SubagentEnding::Result(result) => fields["result"] = result.clone(),
+        SubagentEnding::Error(error) => fields["error"] = error.clone().into(),
+        SubagentEnding::Pending => {}
+    }
+    Step::new("subagent_stop", fields)
+}
+
+fn warning_step(file: &str, entry: &str, message: &str) -> Step {
+    Step::new(
+        "warning",
+        json!({"file": file, "entry": entry, "message": message}),
+    )
+}
+
+/// The observation when a blocking non-tool event (`user_turn`) refuses; asks a human on `ask`.
+async fn refusal(
+    outcome: &DispatchOutcome,
+    services: &Services,
+    agent: &str,
+    what: &str,
+) -> Option<String> {
+    match &outcome.decision {
+        Decision::Allow => None,
+        Decision::Deny { .. } => outcome.observation(),
+        Decision::Ask { reason } => {
+            let request = ApprovalRequest {
+                agent: agent.to_owned(),
+                tool_name: what.to_owned(),
+                tool_call_id: String::new(),
+                arguments: Value::Null,
+                reason: reason.clone(),
+                asked_by: decided_by(outcome).unwrap_or_default(),
+            };
+            let answer = services.approver.ask(&request).await;
+            (!answer.approved).then(|| format!("not approved by {}", answer.by))
+        }
+    }
+}
+
+/// Asks a human; `None` when approved, else what the model observes.
+async fn ask(services: &Services, trace: &Trace, request: &ApprovalRequest) -> Option<String> {
+    let answer = services.approver.ask(request).await;
+    trace.emit(Step::new(
+        "approval",
+        json!({
+            "tool_call_id": request.tool_call_id,
+            "tool_name": request.tool_name,
+            "reason": request.reason,
+            "asked_by": request.asked_by,
+            "approved": answer.approved,
+            "by": answer.by,
+            "note": answer.note,
+        }),
+    ));
+    if answer.approved {
+        return None;
+    }
+    let note = answer.note.map(|n| format!(" ({n})")).unwrap_or_default();
+    Some(format!(
+        "Tool call denied: it needed approval ({}), and {} did not approve it{note}",
+        request.reason, answer.by
+    ))
+}
+
+fn with_context(mut text: String, context: &[String]) -> String {
+    for line in context {
+        text.push_str("\n\n[hook context] ");
+        text.push_str(line);
+    }
+    text
+}
+
+fn call_agent_spec(def: &AgentDef) -> ToolSpec {
+    let agents: Vec<Value> = def
+        .subagents
+        .keys()
+        .map(|k| Value::String(k.clone()))
+        .collect();
+    ToolSpec {
+        name: CALL_AGENT_TOOL.into(),
+        description: "Delegate a task to a sub-agent; returns its final answer.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "agent": {"type": "string", "enum": agents},
+                "task": {"type": "string", "description": "What the sub-agent should do."}
+            },
+            "required": ["agent", "task"]
+        }),
+    }
+}

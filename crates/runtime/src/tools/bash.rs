@@ -1,0 +1,160 @@
+//! `bash_code_execute_tool`: one shell line in the workspace, in its own process group, under
+//! a deadline.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
+use tollgate_core::BoxFuture;
+
+use super::{BASH_TOOL, Tool, ToolEnv, ToolError, string_arg};
+use crate::model::ToolSpec;
+
+/// Output kept per stream; the rest is counted and dropped.
+pub const OUTPUT_CAP: usize = 64 * 1024;
+/// Longest deadline a call may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+
+/// Environment the shell keeps; the runtime's secrets (model and webhook keys) stay out.
+const KEPT_ENV: [&str; 8] = [
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR",
+];
+
+/// Runs `command` with `/bin/bash -c` (the dialect the shell analyzer vets) in the workspace.
+/// The permission gate has already reviewed it with the analyzer's `agent` profile.
+#[derive(Debug, Clone, Copy)]
+pub struct BashTool;
+
+struct GroupKiller(Option<Pid>);
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            // ESRCH (the group already ended) is the common, harmless case.
+            let _ = killpg(group, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Tool for BashTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: BASH_TOOL.into(),
+            description: "Run one bash command line in the workspace directory. Returns exit \
+                          code, stdout and stderr."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line."},
+                    "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let command = string_arg(args, "command")?;
+            let timeout = match args.get("timeout_seconds") {
+                None | Some(Value::Null) => env.bash_timeout,
+                Some(v) => match v.as_u64() {
+                    Some(secs @ 1..=MAX_TIMEOUT_SECS) => Duration::from_secs(secs),
+                    _ => {
+                        return Err(ToolError::new(format!(
+                            "`timeout_seconds` must be an integer from 1 to {MAX_TIMEOUT_SECS}"
+                        )));
+                    }
+                },
+            };
+            run(command, env, timeout).await
+        })
+    }
+}
+
+async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, ToolError> {
+    let mut cmd = Command::new("/bin/bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&env.workspace)
+        .env_clear()
+        .env("TOLLGATE_WORKSPACE", &env.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for name in KEPT_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::new(format!("cannot start /bin/bash: {e}")))?;
+    let _killer = GroupKiller(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw),
+    );
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolError::new("cannot capture the shell's output"));
+    };
+    let work = async {
+        let (out, err, status) = tokio::join!(capped(stdout), capped(stderr), child.wait());
+        (out, err, status)
+    };
+    let Ok((stdout, stderr, status)) = tokio::time::timeout(timeout, work).await else {
+        return Err(ToolError::new(format!(
+            "the command timed out after {} s and was killed",
+            timeout.as_secs()
+        )));
+    };
+    let status = status.map_err(|e| ToolError::new(format!("cannot wait for the shell: {e}")))?;
+    let code = status.code();
+    let result = json!({"exit_code": code, "stdout": stdout, "stderr": stderr});
+    if code == Some(0) {
+        Ok(result)
+    } else {
+        let how = code.map_or_else(
+            || "was killed by a signal".to_owned(),
+            |c| format!("exited with {c}"),
+        );
+        Err(ToolError::new(format!(
+            "the command {how}\n{}",
+            super::observation_text(&result)
+        )))
+    }
+}
+
+/// Reads a stream to its end, keeping [`OUTPUT_CAP`] bytes (as lossy UTF-8).
+async fn capped(mut stream: impl AsyncRead + Unpin) -> String {
+    let mut kept = Vec::new();
+    let mut dropped = 0usize;
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = OUTPUT_CAP.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                dropped += n.saturating_sub(room);
+            }
+        }
+    }
+    let mut text = String::from_utf8_lossy(&kept).into_owned();
+    if dropped > 0 {
+        text.push_str(&format!("\n[… {dropped} more bytes not shown]"));
+    }
+    text
+}

@@ -1,0 +1,181 @@
+//! `read_file` / `write_file`, confined to the workspace.
+//!
+//! Confinement is [cap-std]'s: paths resolve inside a directory handle, so `..`, absolute paths
+//! and symbolic links that lead outside the workspace fail instead of escaping it.
+//!
+//! [cap-std]: https://docs.rs/cap-std
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use serde_json::{Value, json};
+use tollgate_core::BoxFuture;
+
+use super::{Tool, ToolEnv, ToolError, string_arg};
+use crate::model::ToolSpec;
+
+/// Largest file `read_file` returns.
+pub const READ_CAP: u64 = 256 * 1024;
+
+/// Reads a text file of the workspace.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFileTool;
+
+/// Writes (creates or replaces) a text file of the workspace, creating parent directories.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteFileTool;
+
+fn workspace(env: &ToolEnv) -> Result<Dir, ToolError> {
+    Dir::open_ambient_dir(&env.workspace, ambient_authority())
+        .map_err(|e| ToolError::new(format!("cannot open the workspace: {e}")))
+}
+
+fn relative(path: &str) -> Result<&str, ToolError> {
+    if path.trim().is_empty() {
+        return Err(ToolError::new("`path` is empty"));
+    }
+    // Absolute paths are read as relative to the workspace root, the way a user means them.
+    Ok(path.trim_start_matches('/'))
+}
+
+fn outside(path: &str, e: &std::io::Error) -> ToolError {
+    ToolError::new(format!("cannot use `{path}` in the workspace: {e}"))
+}
+
+impl Tool for ReadFileTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "read_file".into(),
+            description: "Read a text file, by path relative to the workspace.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"]
+            }),
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let path = relative(string_arg(args, "path")?)?.to_owned();
+            let env = env.clone();
+            blocking(move || {
+                let dir = workspace(&env)?;
+                let len = dir.metadata(&path).map_err(|e| outside(&path, &e))?.len();
+                if len > READ_CAP {
+                    return Err(ToolError::new(format!(
+                        "`{path}` has {len} bytes; read_file returns at most {READ_CAP}"
+                    )));
+                }
+                let text = dir.read_to_string(&path).map_err(|e| outside(&path, &e))?;
+                Ok(Value::String(text))
+            })
+            .await
+        })
+    }
+}
+
+impl Tool for WriteFileTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "write_file".into(),
+            description: "Create or replace a text file, by path relative to the workspace.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: &'a Value,
+        env: &'a ToolEnv,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let path = relative(string_arg(args, "path")?)?.to_owned();
+            let content = string_arg(args, "content")?.to_owned();
+            let env = env.clone();
+            blocking(move || {
+                let dir = workspace(&env)?;
+                if let Some(parent) = std::path::Path::new(&path).parent()
+                    && !parent.as_os_str().is_empty()
+                {
+                    dir.create_dir_all(parent).map_err(|e| outside(&path, &e))?;
+                }
+                dir.write(&path, content.as_bytes())
+                    .map_err(|e| outside(&path, &e))?;
+                Ok(json!({"path": path, "bytes": content.len()}))
+            })
+            .await
+        })
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::new(format!("the file task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn env(dir: &std::path::Path) -> ToolEnv {
+        ToolEnv {
+            workspace: dir.to_owned(),
+            database: None,
+            bash_timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[tokio::test]
+    async fn files_round_trip_inside_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let wrote = WriteFileTool
+            .call(&json!({"path": "notes/a.txt", "content": "hi"}), &env)
+            .await
+            .unwrap();
+        assert_eq!(wrote, json!({"path": "notes/a.txt", "bytes": 2}));
+        let read = ReadFileTool
+            .call(&json!({"path": "/notes/a.txt"}), &env)
+            .await
+            .unwrap();
+        assert_eq!(read, json!("hi"));
+    }
+
+    #[tokio::test]
+    async fn escapes_fail() {
+        let outer = tempfile::tempdir().unwrap();
+        let inner = outer.path().join("ws");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::write(outer.path().join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(outer.path().join("secret"), inner.join("link")).unwrap();
+        std::os::unix::fs::symlink(outer.path(), inner.join("up")).unwrap();
+        let env = env(&inner);
+        for path in ["../secret", "link", "up/secret", "a/../../secret"] {
+            let read = ReadFileTool.call(&json!({"path": path}), &env).await;
+            assert!(read.is_err(), "{path} escaped: {read:?}");
+        }
+        for path in ["../evil", "up/evil", "link"] {
+            let wrote = WriteFileTool
+                .call(&json!({"path": path, "content": "x"}), &env)
+                .await;
+            assert!(wrote.is_err(), "{path} escaped: {wrote:?}");
+        }
+        assert!(!outer.path().join("evil").exists());
+        assert_eq!(
+            std::fs::read_to_string(outer.path().join("secret")).unwrap(),
+            "s"
+        );
+    }
+}

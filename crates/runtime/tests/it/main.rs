@@ -1,0 +1,9 @@
+//! Runtime tests: real sessions with real hooks, processes, SQLite files and HTTP.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod delegation;
+mod isolation;
+mod lifecycle;
+mod openai;
+mod support;
