@@ -116,7 +116,7 @@ fn fail(code: u8, message: &str) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn init_logging() {
+pub(crate) fn init_logging() {
     let level = std::env::var("RUST_LOG")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -2,6 +2,7 @@
 
 mod check;
 mod dispatch;
+mod run;
 mod shell_check;
 
 use std::io::Write;
@@ -27,6 +28,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run an agent session: every tool call goes through the agent's hooks; the run streams
+    /// to the terminal and, with --trace, to a JSON Lines file.
+    ///
+    /// Exits 0 when the session completed, 1 when it failed (or its agent cannot be built or
+    /// hit its turn limit), 2 on bad arguments, 130 when cancelled.
+    Run(run::Run),
     /// List the lifecycle events: canonical name, accepted aliases, and how their hooks run.
     Events,
     /// Print the JSON Schema of what hooks receive (payload) or may answer (outcome).
@@ -87,6 +94,10 @@ fn main() -> Result<ExitCode> {
         Some(Command::ShellCheck(args)) => return shell_check::run(args, &mut out),
         Some(Command::Check(args)) => return check::run(args, &mut out),
         Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
+        Some(Command::Run(args)) => {
+            drop(out);
+            return run::run(args);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

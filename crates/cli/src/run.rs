@@ -1,0 +1,493 @@
+//! `tollgate run`: one agent session, streamed to the terminal and written to a trace.
+//!
+//! Output (stdout) is for a person: the run header, the model's words, each tool call with the
+//! folded decision and the deciding hook, approvals, observations, sub-agents (indented) and
+//! the final answer. Warnings (skipped hook entries) and hook failures go to stderr. While a
+//! tool or a hook works, a spinner turns on stderr (only when stderr is a terminal).
+//!
+//! `ask` decisions: with a terminal on stdin the user answers `y`/`n`; otherwise the call is
+//! denied ("approval required").
+//!
+//! Exit status: 0 when the session completed; 1 when it failed, hit the turn limit, or its
+//! agent cannot be loaded or built; 2 on bad arguments; 130 when cancelled (Ctrl-C: the running
+//! tool is stopped, `post_tool_use_cancelled` and `session_end` still fire; a second Ctrl-C
+//! exits at once).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+use tollgate_config::{HookFile, Trust};
+use tollgate_core::{BoxFuture, HooksMode};
+use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver, DenyApprover};
+use tollgate_runtime::trace::{JsonlFile, TraceLine, TraceSink};
+use tollgate_runtime::{AgentDef, CancellationToken, EndStatus, ModelSpec, RunRequest, Services};
+
+/// Arguments of `tollgate run`.
+#[derive(Debug, Args)]
+pub struct Run {
+    /// The agent file (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    agent: PathBuf,
+    /// Select a skill of the agent by name for this run; repeat for several. (A prompt
+    /// starting with `[use NAME]` selects one too.)
+    #[arg(long = "skill", value_name = "NAME")]
+    skills: Vec<String>,
+    /// The model: `scripted:FILE` (replays assistant turns) or `openai:MODEL` (an
+    /// OpenAI-compatible endpoint: TOLLGATE_MODEL_BASE_URL / OPENAI_BASE_URL, OPENAI_API_KEY).
+    /// Default: the agent file's `model`.
+    #[arg(long, value_name = "SPEC")]
+    model: Option<String>,
+    /// Write the trace (JSON Lines, one object per step) to FILE.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Evaluation bypass: run no hook at all (recorded in the trace). The permission gate
+    /// (shell analyzer, confirmation settings) still applies.
+    #[arg(long)]
+    bypass_hooks: bool,
+    /// An admin (trusted) hook file, applied to every agent of the run; repeat for several.
+    #[arg(long = "admin", value_name = "FILE")]
+    admin: Vec<PathBuf>,
+    /// The tools' working directory (default: the agent file's `workspace`, else a fresh
+    /// directory under the system temp dir, kept after the run).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// The user's message.
+    prompt: String,
+}
+
+/// Runs `tollgate run`.
+///
+/// # Errors
+/// Only when the Tokio runtime cannot start.
+pub fn run(args: Run) -> Result<ExitCode> {
+    crate::dispatch::init_logging();
+    let agent = match AgentDef::load(&args.agent) {
+        Ok(agent) => agent,
+        Err(e) => return Ok(fail(1, &e.to_string())),
+    };
+    let model = match args
+        .model
+        .as_deref()
+        .map(|m| ModelSpec::parse(m, std::path::Path::new("")))
+    {
+        Some(Err(e)) => return Ok(fail(2, &e)),
+        other => other.transpose().ok().flatten(),
+    };
+    let mut admin = Vec::new();
+    for path in &args.admin {
+        match HookFile::load(path, Trust::Admin) {
+            Ok(file) => admin.push(file),
+            Err(e) => return Ok(fail(1, &e.to_string())),
+        }
+    }
+    for file in &admin {
+        for warning in &file.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    let console = Arc::new(Console::new());
+    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer(Arc::clone(&console)))];
+    if let Some(path) = &args.trace {
+        match JsonlFile::create(path) {
+            Ok(file) => sinks.push(Arc::new(file)),
+            Err(e) => {
+                return Ok(fail(
+                    2,
+                    &format!("cannot create the trace {}: {e}", path.display()),
+                ));
+            }
+        }
+    }
+    let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
+        Arc::new(TerminalApprover(Arc::clone(&console)))
+    } else {
+        Arc::new(DenyApprover)
+    };
+    let services = Services {
+        approver,
+        admin: Arc::from(admin),
+        hooks_mode: if args.bypass_hooks {
+            HooksMode::Bypass
+        } else {
+            HooksMode::Enforce
+        },
+        source: "cli".into(),
+        ..Services::default()
+    };
+    let request = RunRequest {
+        agent,
+        prompt: args.prompt,
+        skills: args.skills,
+        model,
+        workspace: args.workspace,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        let on_signal = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\ncancelling… (Ctrl-C again to quit now)");
+                on_signal.cancel();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+        let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
+        // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
+        while services.background.pending() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        report
+    });
+    console.clear();
+    let mut out = std::io::stdout().lock();
+    let status = report.status.as_str();
+    let trace = args
+        .trace
+        .map(|p| format!(" · trace {}", p.display()))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "■ {status} after {} model turn(s) · workspace {}{trace}",
+        report.turns,
+        report.workspace.display()
+    )?;
+    if let Some(error) = &report.error {
+        writeln!(out, "  error: {error}")?;
+    }
+    Ok(match report.status {
+        EndStatus::Completed => ExitCode::SUCCESS,
+        EndStatus::Cancelled => ExitCode::from(130),
+        _ => ExitCode::from(1),
+    })
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}
+
+// ---- the terminal ----------------------------------------------------------------------
+
+/// The spinner shared by the renderer and the approver.
+struct Console {
+    spinner: Mutex<Option<ProgressBar>>,
+}
+
+impl Console {
+    fn new() -> Self {
+        Self {
+            spinner: Mutex::new(None),
+        }
+    }
+
+    /// Prints a line to stdout without tearing the spinner.
+    fn say(&self, line: &str) {
+        let guard = self.spinner.lock();
+        let print = || {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        };
+        match guard.as_deref() {
+            Ok(Some(spinner)) => spinner.suspend(print),
+            _ => print(),
+        }
+    }
+
+    fn warn(&self, line: &str) {
+        let guard = self.spinner.lock();
+        let print = || eprintln!("{line}");
+        match guard.as_deref() {
+            Ok(Some(spinner)) => spinner.suspend(print),
+            _ => print(),
+        }
+    }
+
+    fn spin(&self, message: String) {
+        let Ok(mut guard) = self.spinner.lock() else {
+            return;
+        };
+        match guard.as_ref() {
+            Some(spinner) => spinner.set_message(message),
+            None => {
+                let spinner = ProgressBar::new_spinner();
+                if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+                    spinner.set_style(style);
+                }
+                spinner.set_message(message);
+                spinner.enable_steady_tick(Duration::from_millis(100));
+                *guard = Some(spinner);
+            }
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut guard) = self.spinner.lock()
+            && let Some(spinner) = guard.take()
+        {
+            spinner.finish_and_clear();
+        }
+    }
+}
+
+/// Renders trace lines for a person.
+struct Renderer(Arc<Console>);
+
+impl TraceSink for Renderer {
+    fn record(&self, line: &TraceLine) {
+        let console = &self.0;
+        let pad = "  ".repeat(line.origin.depth as usize);
+        let tag = if line.origin.depth > 0 {
+            format!("[{}] ", line.origin.agent)
+        } else {
+            String::new()
+        };
+        let field = |key: &str| {
+            line.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match line.step.kind {
+            "session_start" => {
+                let skills = line
+                    .get("skills")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let skills = if skills == 0 {
+                    "none".to_owned()
+                } else {
+                    compact(line.get("skills"))
+                };
+                console.say(&format!(
+                    "{pad}▶ {tag}agent `{}` · model {} · hooks {} ({} registered) · skills {skills}",
+                    line.origin.agent,
+                    field("model"),
+                    field("hooks"),
+                    line.get("hook_count").and_then(Value::as_u64).unwrap_or(0),
+                ));
+            }
+            "user_turn" => console.say(&format!(
+                "{pad}{tag}user: {}",
+                shorten(&field("prompt"), 300)
+            )),
+            "model_turn" => {
+                let content = field("content");
+                if !content.is_empty()
+                    && line
+                        .get("tool_calls")
+                        .and_then(Value::as_array)
+                        .is_some_and(|c| !c.is_empty())
+                {
+                    console.say(&format!("{pad}{tag}model: {}", shorten(&content, 300)));
+                }
+            }
+            "tool_call" => {
+                console.say(&format!(
+                    "{pad}{tag}→ {} {}",
+                    field("tool_name"),
+                    shorten(&compact(line.get("arguments")), 200)
+                ));
+                console.spin(format!("hooks: pre_tool_use for {}", field("tool_name")));
+            }
+            "hook_run" => {
+                let status = field("status");
+                // `detached` (fire-and-forget, reported later) and `completed` are not failures.
+                if status != "completed" && status != "detached" {
+                    console.warn(&format!(
+                        "{pad}  ⚠ hook `{}` {status} on {} ({}): {}",
+                        field("hook"),
+                        field("event"),
+                        field("failure_mode"),
+                        shorten(&field("error"), 200)
+                    ));
+                }
+            }
+            "dispatch" => render_dispatch(console, line, &pad),
+            "approval" => {
+                let approved = line
+                    .get("approved")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                console.say(&format!(
+                    "{pad}  ? asked by {}: {} → {} by {}",
+                    field("asked_by"),
+                    shorten(&field("reason"), 200),
+                    if approved { "approved" } else { "not approved" },
+                    field("by")
+                ));
+            }
+            "tool_started" => console.spin(format!("running {}", field("tool_name"))),
+            "observation" => {
+                console.clear();
+                let mark = match field("status").as_str() {
+                    "ok" => "↳",
+                    _ => "↳ ✗",
+                };
+                console.say(&format!(
+                    "{pad}  {mark} {}: {}",
+                    field("status"),
+                    shorten(&field("content"), 240)
+                ));
+            }
+            "subagent_start" => console.say(&format!(
+                "{pad}⇢ delegating to `{}` ({}): {}",
+                field("agent_type"),
+                field("task_id"),
+                shorten(&field("task_description"), 200)
+            )),
+            "subagent_stop" => console.say(&format!(
+                "{pad}⇠ `{}` {} after {:.1} s",
+                field("agent_type"),
+                field("status"),
+                line.get("duration_seconds")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+            )),
+            "answer" => console.say(&format!("{pad}{tag}answer: {}", field("content"))),
+            "session_end" if line.origin.depth > 0 => {
+                console.say(&format!("{pad}■ {tag}{}", field("status")));
+            }
+            "warning" => console.warn(&format!(
+                "warning: {}: {}: {}",
+                field("file"),
+                field("entry"),
+                field("message")
+            )),
+            _ => {}
+        }
+    }
+}
+
+fn render_dispatch(console: &Console, line: &TraceLine, pad: &str) {
+    let field = |key: &str| {
+        line.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let event = field("event");
+    let decision = field("decision");
+    let by = line.get("decided_by").and_then(Value::as_str).map(|b| {
+        if b == "permission_gate" {
+            " by the permission gate".to_owned()
+        } else {
+            format!(" by hook `{b}`")
+        }
+    });
+    let hooks = line.get("hooks").and_then(Value::as_u64).unwrap_or(0);
+    let bypassed = line
+        .get("bypassed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    match event.as_str() {
+        "pre_tool_use" | "user_turn" | "subagent_start" => {
+            let detail = if bypassed {
+                " (hooks bypassed)".to_owned()
+            } else {
+                format!(" ({hooks} hook(s))")
+            };
+            let reason = line
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(|r| format!(": {}", shorten(r, 200)))
+                .unwrap_or_default();
+            let mark = match decision.as_str() {
+                "deny" => "✗",
+                "ask" => "?",
+                _ => "✓",
+            };
+            if event == "pre_tool_use" || decision != "allow" {
+                console.say(&format!(
+                    "{pad}  {mark} {decision}{}{reason}{detail} [{event}]",
+                    by.unwrap_or_default()
+                ));
+            }
+            if let Some(args) = line.get("modified_args").filter(|a| !a.is_null()) {
+                console.say(&format!(
+                    "{pad}  ✎ arguments rewritten by hooks: {}",
+                    shorten(&compact(Some(args)), 200)
+                ));
+            }
+        }
+        "post_tool_use" => {
+            if line.get("modified_result").is_some_and(|r| !r.is_null()) {
+                console.say(&format!("{pad}  ✎ result rewritten by hooks"));
+            }
+            if decision == "deny" {
+                console.say(&format!(
+                    "{pad}  ✗ result withheld{}",
+                    by.unwrap_or_default()
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn compact(value: Option<&Value>) -> String {
+    value.map(Value::to_string).unwrap_or_default()
+}
+
+/// At most `max` characters, control characters escaped (model and hook text is untrusted).
+fn shorten(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c == '\n' {
+            out.push_str(" ⏎ ");
+        } else if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Asks the person at the terminal.
+struct TerminalApprover(Arc<Console>);
+
+impl Approver for TerminalApprover {
+    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let console = Arc::clone(&self.0);
+        let question = format!(
+            "approve `{}` {}?\n  reason: {}\n  [y/N] ",
+            request.tool_name,
+            shorten(&request.arguments.to_string(), 300),
+            shorten(&request.reason, 300)
+        );
+        Box::pin(async move {
+            let answer = tokio::task::spawn_blocking(move || {
+                console.clear();
+                eprint!("{question}");
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            })
+            .await;
+            let approved =
+                matches!(answer, Ok(Ok(ref line)) if matches!(line.trim(), "y" | "Y" | "yes"));
+            Approval {
+                approved,
+                by: "terminal".into(),
+                note: None,
+            }
+        })
+    }
+}
