@@ -2,6 +2,7 @@
 
 mod check;
 mod dispatch;
+mod registry;
 mod shell_check;
 
 use std::io::Write;
