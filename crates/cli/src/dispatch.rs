@@ -161,7 +161,8 @@ fn fill_defaults(object: &mut Map<String, Value>) {
     }
 }
 
-fn generated_id() -> String {
+/// A process-unique id part: `<nanos since epoch>-<pid>` in hex.
+pub(crate) fn generated_id() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

@@ -31,6 +31,16 @@ pub struct HookSources {
     agent: Option<PathBuf>,
 }
 
+impl HookSources {
+    /// Whether no hook source was given at all.
+    pub fn is_empty(&self) -> bool {
+        self.admin.is_empty()
+            && self.hooks.is_empty()
+            && self.skills.is_empty()
+            && self.agent.is_none()
+    }
+}
+
 /// Loads every file of `sources` and builds the run's registry. Load warnings are printed to
 /// stderr as `warning: FILE: ENTRY: MESSAGE`.
 ///

@@ -1,0 +1,271 @@
+//! `tollgate replay`: feed every tool call recorded in a transcript through `pre_tool_use` as a
+//! dry run, and report what the hooks would have decided.
+//!
+//! The transcript is a Claude Code session (JSONL, `tool_use` blocks of `assistant` entries) or
+//! a tollgate trace (`tool_call` lines), detected per line ([`transcript`]). Claude Code calls
+//! are mapped to tollgate's runtime tools unless `--tool-names claude` ([`mapping`]). The
+//! registry is built as `tollgate dispatch` builds it ([`crate::registry`]); one registry and
+//! one dispatcher serve the whole replay, in file order, so stateful hooks (rate limits) see
+//! every call. Hooks really run (a command hook runs its shell line on each payload); tools
+//! never do: nothing recorded is executed, and there is no permission gate.
+//!
+//! Each payload is `{"event":"pre_tool_use","session_id","run_id","trace_id","agent_id",
+//! "source":"replay","metadata":{"replay":true,"transcript","line","format",…},"tool_name",
+//! "tool_call_id","tool_input"}`; `docs/replay.md` lists the metadata and id rules.
+//!
+//! Exit status: 0 when the replay ran, whatever the decisions; 1 when the configuration cannot
+//! be built; 2 on bad arguments, an unreadable transcript, or a transcript without a tool call
+//! that could be replayed.
+
+mod mapping;
+mod report;
+mod transcript;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tollgate_core::{Background, Dispatcher, Registry};
+use tollgate_protocol::Payload;
+use tollgate_protocol::wire::PayloadWire;
+
+use crate::registry::{HookSources, build_registry, fail, init_logging};
+use mapping::{ToolNames, map_claude};
+use report::{CallReport, Summary, print_table};
+use transcript::{Origin, RecordedCall, Transcript};
+
+/// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
+/// several MiB.
+const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// Arguments of `tollgate replay`.
+#[derive(Debug, Args)]
+pub struct Replay {
+    /// The transcript: a Claude Code session (JSONL) or a tollgate trace; `-` reads stdin.
+    #[arg(value_name = "TRANSCRIPT")]
+    transcript: PathBuf,
+    #[command(flatten)]
+    sources: HookSources,
+    /// Which tool names and inputs Claude Code calls are replayed under: tollgate's runtime
+    /// tools (`Bash` → `bash_code_execute_tool {command}`) or Claude Code's own, verbatim.
+    /// Trace lines always keep their names.
+    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ToolNames::Tollgate)]
+    tool_names: ToolNames,
+    /// Print {"calls":[…],"summary":{…}} as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Skip (with a warning) transcript lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE,
+          value_parser = clap::value_parser!(usize))]
+    max_line_bytes: usize,
+}
+
+/// One call, ready to dispatch.
+#[derive(Debug)]
+pub struct Prepared {
+    line: u64,
+    tool_call_id: String,
+    tool_name: String,
+    claude_code_tool: Option<String>,
+    tool_input: Value,
+    payload: Arc<Payload>,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    calls: &'a [CallReport],
+    summary: &'a Summary,
+}
+
+/// Runs `tollgate replay`.
+///
+/// # Errors
+/// Only when the Tokio runtime cannot start or writing to `out` fails.
+pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
+    init_logging();
+    if args.sources.is_empty() {
+        return Ok(fail(
+            2,
+            "no hooks to replay against: pass --hooks, --admin, --skill or --agent",
+        ));
+    }
+    let source = args.transcript.display().to_string();
+    let transcript = match read_transcript(&args) {
+        Ok(transcript) => transcript,
+        Err(message) => return Ok(fail(2, &message)),
+    };
+    for warning in &transcript.warnings {
+        eprintln!("warning: {source}: {warning}");
+    }
+    let (calls, skipped) = prepare(&transcript, &source, args.tool_names);
+    if calls.is_empty() {
+        let message = match skipped {
+            0 => format!(
+                "{source}: no tool calls found ({} lines read)",
+                transcript.lines
+            ),
+            n => {
+                format!("{source}: none of its {n} tool calls could be replayed (see the warnings)")
+            }
+        };
+        return Ok(fail(2, &message));
+    }
+    let registry = match build_registry(&args.sources) {
+        Ok(registry) => registry,
+        Err(message) => return Ok(fail(1, &message)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let reports = runtime.block_on(dispatch_all(registry, &calls));
+    let summary = Summary::new(&reports, skipped);
+    if args.json {
+        let report = JsonReport {
+            calls: &reports,
+            summary: &summary,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_table(&reports, &summary, terminal_width(), out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
+    let path = &args.transcript;
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Box::new(BufReader::with_capacity(1 << 16, file))
+    };
+    transcript::read(reader, args.max_line_bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The calls that map and validate as payloads, and how many did not (each with a warning).
+fn prepare(transcript: &Transcript, source: &str, names: ToolNames) -> (Vec<Prepared>, usize) {
+    let fallback_id = format!("replay-{}", crate::dispatch::generated_id());
+    let mut prepared = Vec::with_capacity(transcript.calls.len());
+    let mut skipped = transcript.skipped_calls;
+    for call in &transcript.calls {
+        match prepare_one(call, source, names, &fallback_id) {
+            Ok(call) => prepared.push(call),
+            Err(message) => {
+                skipped += 1;
+                eprintln!(
+                    "warning: {source}: line {}: tool call `{}`: {message}; skipped",
+                    call.line, call.tool_call_id
+                );
+            }
+        }
+    }
+    (prepared, skipped)
+}
+
+fn prepare_one(
+    call: &RecordedCall,
+    source: &str,
+    names: ToolNames,
+    fallback_id: &str,
+) -> std::result::Result<Prepared, String> {
+    let mut metadata = Map::new();
+    metadata.insert("replay".into(), Value::Bool(true));
+    metadata.insert("transcript".into(), json!(source));
+    metadata.insert("line".into(), json!(call.line));
+    let (tool_name, tool_input, claude_code_tool, ids) = match &call.origin {
+        Origin::ClaudeCode {
+            name,
+            input,
+            session_id,
+            agent_id,
+            cwd,
+            is_sidechain,
+        } => {
+            let mapped = map_claude(name, input, names)?;
+            metadata.insert("format".into(), json!("claude_code"));
+            metadata.insert("claude_code_tool".into(), json!(name));
+            if mapped.tool_input != Value::Object(input.clone()) {
+                metadata.insert("claude_code_input".into(), Value::Object(input.clone()));
+            }
+            if let Some(cwd) = cwd {
+                metadata.insert("cwd".into(), json!(cwd));
+            }
+            metadata.insert("is_sidechain".into(), json!(is_sidechain));
+            let session = session_id.as_deref().unwrap_or(fallback_id);
+            let agent = agent_id.as_deref().unwrap_or("claude-code");
+            let ids = (session, session, agent);
+            (mapped.tool_name, mapped.tool_input, Some(name.clone()), ids)
+        }
+        Origin::Trace {
+            tool_name,
+            arguments,
+            run_id,
+            agent,
+            depth,
+            seq,
+        } => {
+            metadata.insert("format".into(), json!("tollgate_trace"));
+            metadata.insert("seq".into(), json!(seq));
+            metadata.insert("depth".into(), json!(depth));
+            let run = run_id.as_deref().unwrap_or(fallback_id);
+            let ids = (run, run, agent.as_deref().unwrap_or("replay"));
+            let input = Value::Object(arguments.clone());
+            (tool_name.clone(), input, None, ids)
+        }
+    };
+    let (session_id, run_id, agent_id) = ids;
+    let wire = json!({
+        "event": "pre_tool_use",
+        "session_id": session_id,
+        "run_id": run_id,
+        "trace_id": run_id,
+        "agent_id": agent_id,
+        "source": "replay",
+        "metadata": metadata,
+        "tool_name": tool_name,
+        "tool_call_id": call.tool_call_id,
+        "tool_input": tool_input,
+    });
+    let payload = PayloadWire::from_json(wire)
+        .and_then(Payload::try_from)
+        .map_err(|e| e.to_string())?;
+    Ok(Prepared {
+        line: call.line,
+        tool_call_id: call.tool_call_id.clone(),
+        tool_name,
+        claude_code_tool,
+        tool_input,
+        payload: Arc::new(payload),
+    })
+}
+
+async fn dispatch_all(registry: Registry, calls: &[Prepared]) -> Vec<CallReport> {
+    let background = Background::default();
+    let dispatcher = Dispatcher::new(registry).with_background(background.clone());
+    let mut reports = Vec::with_capacity(calls.len());
+    for (i, call) in calls.iter().enumerate() {
+        let outcome = dispatcher.dispatch(Arc::clone(&call.payload)).await;
+        reports.push(CallReport::new(i + 1, call, &outcome));
+    }
+    // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
+    while background.pending() > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    reports
+}
+
+/// `$COLUMNS` when set to a number, else 120.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(120)
+}
