@@ -39,7 +39,7 @@ use tollgate_protocol::wire::PayloadWire;
 use crate::registry::{HookSources, build_registry, fail, init_logging};
 use mapping::{ToolNames, map_claude};
 use report::{CallReport, Summary, print_table};
-use transcript::{Origin, RecordedCall, Transcript};
+use transcript::{LineWarning, Origin, RecordedCall, Transcript};
 
 /// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
 /// several MiB.
@@ -101,10 +101,12 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
         Ok(transcript) => transcript,
         Err(message) => return Ok(fail(2, &message)),
     };
-    for warning in &transcript.warnings {
+    let (calls, skipped, mut warnings) = prepare(&transcript, &source, args.tool_names);
+    warnings.extend(transcript.warnings.iter().cloned());
+    warnings.sort_by_key(|w| w.line);
+    for warning in &warnings {
         eprintln!("warning: {source}: {warning}");
     }
-    let (calls, skipped) = prepare(&transcript, &source, args.tool_names);
     if calls.is_empty() {
         let message = match skipped {
             0 => format!(
@@ -150,24 +152,30 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// The calls that map and validate as payloads, and how many did not (each with a warning).
-fn prepare(transcript: &Transcript, source: &str, names: ToolNames) -> (Vec<Prepared>, usize) {
+/// The calls that map and validate as payloads, how many calls were skipped (in reading or
+/// here), and a warning for each call skipped here.
+fn prepare(
+    transcript: &Transcript,
+    source: &str,
+    names: ToolNames,
+) -> (Vec<Prepared>, usize, Vec<LineWarning>) {
     let fallback_id = format!("replay-{}", crate::dispatch::generated_id());
     let mut prepared = Vec::with_capacity(transcript.calls.len());
     let mut skipped = transcript.skipped_calls;
+    let mut warnings = Vec::new();
     for call in &transcript.calls {
         match prepare_one(call, source, names, &fallback_id) {
             Ok(call) => prepared.push(call),
             Err(message) => {
                 skipped += 1;
-                eprintln!(
-                    "warning: {source}: line {}: tool call `{}`: {message}; skipped",
-                    call.line, call.tool_call_id
-                );
+                warnings.push(LineWarning {
+                    line: call.line,
+                    message: format!("tool call `{}`: {message}; skipped", call.tool_call_id),
+                });
             }
         }
     }
-    (prepared, skipped)
+    (prepared, skipped, warnings)
 }
 
 fn prepare_one(
