@@ -128,16 +128,20 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
         .build()?;
     let reports = runtime.block_on(dispatch_all(registry, &calls));
     let summary = Summary::new(&reports, skipped);
-    if args.json {
+    let printed = if args.json {
         let report = JsonReport {
             calls: &reports,
             summary: &summary,
         };
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)
     } else {
-        print_table(&reports, &summary, terminal_width(), out)?;
+        print_table(&reports, &summary, terminal_width(), out)
+    };
+    match printed {
+        // `tollgate replay … | head`: the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => Ok(other.map(|()| ExitCode::SUCCESS)?),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
