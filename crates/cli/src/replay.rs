@@ -18,6 +18,7 @@
 //! that could be replayed.
 
 mod mapping;
+mod payload;
 mod report;
 mod transcript;
 
@@ -31,15 +32,13 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 use tollgate_core::{Background, Dispatcher, Registry};
-use tollgate_protocol::Payload;
-use tollgate_protocol::wire::PayloadWire;
 
 use crate::registry::{HookSources, build_registry, fail, init_logging};
-use mapping::{ToolNames, map_claude};
+use mapping::ToolNames;
+use payload::{Prepared, prepare};
 use report::{CallReport, Summary, print_table};
-use transcript::{LineWarning, Origin, RecordedCall, Transcript};
+use transcript::Transcript;
 
 /// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
 /// several MiB.
@@ -65,17 +64,6 @@ pub struct Replay {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE,
           value_parser = clap::value_parser!(usize))]
     max_line_bytes: usize,
-}
-
-/// One call, ready to dispatch.
-#[derive(Debug)]
-pub struct Prepared {
-    line: u64,
-    tool_call_id: String,
-    tool_name: String,
-    claude_code_tool: Option<String>,
-    tool_input: Value,
-    payload: Arc<Payload>,
 }
 
 #[derive(Serialize)]
@@ -154,109 +142,6 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
     };
     transcript::read(reader, args.max_line_bytes)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))
-}
-
-/// The calls that map and validate as payloads, how many calls were skipped (in reading or
-/// here), and a warning for each call skipped here.
-fn prepare(
-    transcript: &Transcript,
-    source: &str,
-    names: ToolNames,
-) -> (Vec<Prepared>, usize, Vec<LineWarning>) {
-    let fallback_id = format!("replay-{}", crate::dispatch::generated_id());
-    let mut prepared = Vec::with_capacity(transcript.calls.len());
-    let mut skipped = transcript.skipped_calls;
-    let mut warnings = Vec::new();
-    for call in &transcript.calls {
-        match prepare_one(call, source, names, &fallback_id) {
-            Ok(call) => prepared.push(call),
-            Err(message) => {
-                skipped += 1;
-                warnings.push(LineWarning {
-                    line: call.line,
-                    message: format!("tool call `{}`: {message}; skipped", call.tool_call_id),
-                });
-            }
-        }
-    }
-    (prepared, skipped, warnings)
-}
-
-fn prepare_one(
-    call: &RecordedCall,
-    source: &str,
-    names: ToolNames,
-    fallback_id: &str,
-) -> std::result::Result<Prepared, String> {
-    let mut metadata = Map::new();
-    metadata.insert("replay".into(), Value::Bool(true));
-    metadata.insert("transcript".into(), json!(source));
-    metadata.insert("line".into(), json!(call.line));
-    let (tool_name, tool_input, claude_code_tool, ids) = match &call.origin {
-        Origin::ClaudeCode {
-            name,
-            input,
-            session_id,
-            agent_id,
-            cwd,
-            is_sidechain,
-        } => {
-            let mapped = map_claude(name, input, names)?;
-            metadata.insert("format".into(), json!("claude_code"));
-            metadata.insert("claude_code_tool".into(), json!(name));
-            if mapped.tool_input != Value::Object(input.clone()) {
-                metadata.insert("claude_code_input".into(), Value::Object(input.clone()));
-            }
-            if let Some(cwd) = cwd {
-                metadata.insert("cwd".into(), json!(cwd));
-            }
-            metadata.insert("is_sidechain".into(), json!(is_sidechain));
-            let session = session_id.as_deref().unwrap_or(fallback_id);
-            let agent = agent_id.as_deref().unwrap_or("claude-code");
-            let ids = (session, session, agent);
-            (mapped.tool_name, mapped.tool_input, Some(name.clone()), ids)
-        }
-        Origin::Trace {
-            tool_name,
-            arguments,
-            run_id,
-            agent,
-            depth,
-            seq,
-        } => {
-            metadata.insert("format".into(), json!("tollgate_trace"));
-            metadata.insert("seq".into(), json!(seq));
-            metadata.insert("depth".into(), json!(depth));
-            let run = run_id.as_deref().unwrap_or(fallback_id);
-            let ids = (run, run, agent.as_deref().unwrap_or("replay"));
-            let input = Value::Object(arguments.clone());
-            (tool_name.clone(), input, None, ids)
-        }
-    };
-    let (session_id, run_id, agent_id) = ids;
-    let wire = json!({
-        "event": "pre_tool_use",
-        "session_id": session_id,
-        "run_id": run_id,
-        "trace_id": run_id,
-        "agent_id": agent_id,
-        "source": "replay",
-        "metadata": metadata,
-        "tool_name": tool_name,
-        "tool_call_id": call.tool_call_id,
-        "tool_input": tool_input,
-    });
-    let payload = PayloadWire::from_json(wire)
-        .and_then(Payload::try_from)
-        .map_err(|e| e.to_string())?;
-    Ok(Prepared {
-        line: call.line,
-        tool_call_id: call.tool_call_id.clone(),
-        tool_name,
-        claude_code_tool,
-        tool_input,
-        payload: Arc::new(payload),
-    })
 }
 
 async fn dispatch_all(registry: Registry, calls: &[Prepared]) -> Vec<CallReport> {

@@ -33,35 +33,43 @@ pub struct RecordedCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Origin {
     /// A `tool_use` block of a Claude Code `assistant` entry.
-    ClaudeCode {
-        /// Claude Code's tool name (`Bash`, `Edit`, `mcp__github__create_issue`, …).
-        name: String,
-        /// The block's `input`, as recorded.
-        input: Map<String, Value>,
-        /// The entry's `sessionId`.
-        session_id: Option<String>,
-        /// The entry's `agentId` (sub-agent transcripts).
-        agent_id: Option<String>,
-        /// The entry's `cwd`.
-        cwd: Option<String>,
-        /// The entry's `isSidechain` (a sub-agent's call).
-        is_sidechain: bool,
-    },
+    ClaudeCode(ClaudeCall),
     /// A `tool_call` line of a tollgate trace.
-    Trace {
-        /// The runtime tool name.
-        tool_name: String,
-        /// The arguments as the model proposed them.
-        arguments: Map<String, Value>,
-        /// The run the call belongs to.
-        run_id: Option<String>,
-        /// The agent that proposed it.
-        agent: Option<String>,
-        /// 0 for the top-level agent, ≥ 1 for delegated sub-agents.
-        depth: u32,
-        /// The line's sequence number.
-        seq: u64,
-    },
+    Trace(TraceCall),
+}
+
+/// A `tool_use` block and the entry fields around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaudeCall {
+    /// Claude Code's tool name (`Bash`, `Edit`, `mcp__github__create_issue`, …).
+    pub name: String,
+    /// The block's `input`, as recorded.
+    pub input: Map<String, Value>,
+    /// The entry's `sessionId`.
+    pub session_id: Option<String>,
+    /// The entry's `agentId` (sub-agent transcripts).
+    pub agent_id: Option<String>,
+    /// The entry's `cwd`.
+    pub cwd: Option<String>,
+    /// The entry's `isSidechain` (a sub-agent's call).
+    pub is_sidechain: bool,
+}
+
+/// A trace `tool_call` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceCall {
+    /// The runtime tool name.
+    pub tool_name: String,
+    /// The arguments as the model proposed them.
+    pub arguments: Map<String, Value>,
+    /// The run the call belongs to.
+    pub run_id: Option<String>,
+    /// The agent that proposed it.
+    pub agent: Option<String>,
+    /// 0 for the top-level agent, ≥ 1 for delegated sub-agents.
+    pub depth: u32,
+    /// The line's sequence number.
+    pub seq: u64,
 }
 
 /// A line (or a tool call on it) that was skipped.
@@ -245,14 +253,14 @@ fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
     out.calls.push(RecordedCall {
         line,
         tool_call_id: call.tool_call_id,
-        origin: Origin::Trace {
+        origin: Origin::Trace(TraceCall {
             tool_name: call.tool_name,
             arguments: call.arguments,
             run_id: call.run_id,
             agent: call.agent,
             depth: call.depth,
             seq: call.seq,
-        },
+        }),
     });
 }
 
@@ -301,14 +309,14 @@ fn claude_entry(line: u64, entry: &Map<String, Value>, out: &mut Transcript) {
         out.calls.push(RecordedCall {
             line,
             tool_call_id: tool_use.id,
-            origin: Origin::ClaudeCode {
+            origin: Origin::ClaudeCode(ClaudeCall {
                 name: tool_use.name,
                 input: tool_use.input,
                 session_id: text("sessionId"),
                 agent_id: text("agentId"),
                 cwd: text("cwd"),
                 is_sidechain: entry.get("isSidechain").and_then(Value::as_bool) == Some(true),
-            },
+            }),
         });
     }
 }
