@@ -739,3 +739,31 @@ fn the_table_has_the_documented_columns_and_fits_the_terminal_width() {
     );
     assert_eq!(lines.last(), Some(&summary.as_str()));
 }
+
+#[test]
+fn a_transcript_can_come_from_stdin() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = deny_first_word(dir.path(), "rm");
+    let path = transcript("session-with-rm.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["replay", "-", "--hooks", &hooks, "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = std::fs::read(&path).unwrap();
+    child.stdin.take().unwrap().write_all(&text).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let recorded = tool_uses(&path);
+    assert_eq!(report["summary"]["total"], recorded.len());
+    let expected = first_word_indices(&recorded, "Bash", "rm");
+    assert_eq!(indices_with(&report, "deny"), expected);
+}
