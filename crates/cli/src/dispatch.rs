@@ -23,7 +23,6 @@
 //! built (unreadable file, agent class error); 2 on bad arguments or a bad payload.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -32,27 +31,17 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
 use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher, Registry};
-use tollgate_handlers::ClassTable;
 use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
 use tollgate_protocol::{Event, Payload};
+
+use crate::registry::{HookSources, build_registry, fail, init_logging};
 
 /// Arguments of `tollgate dispatch`.
 #[derive(Debug, Args)]
 pub struct Dispatch {
-    /// An admin (trusted) hook file; repeat for several.
-    #[arg(long = "admin", value_name = "FILE")]
-    admin: Vec<PathBuf>,
-    /// A user hook file (*.yaml); repeat for several.
-    #[arg(long = "hooks", value_name = "FILE")]
-    hooks: Vec<PathBuf>,
-    /// A SKILL.md the user selected for this run; repeat for several.
-    #[arg(long = "skill", value_name = "SKILL.md")]
-    skills: Vec<PathBuf>,
-    /// An agent config (JSON) whose class hooks are added.
-    #[arg(long, value_name = "AGENT.json")]
-    agent: Option<PathBuf>,
+    #[command(flatten)]
+    sources: HookSources,
     /// The event: canonical name (`pre_tool_use`), alias (`PreToolUse`) or `custom:<name>`.
     #[arg(long, value_name = "NAME", value_parser = parse_event)]
     event: Event,
@@ -80,7 +69,7 @@ pub fn run(args: Dispatch, out: &mut impl Write) -> Result<ExitCode> {
         Ok(payload) => Arc::new(payload),
         Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
     };
-    let registry = match build_registry(&args) {
+    let registry = match build_registry(&args.sources) {
         Ok(registry) => registry,
         Err(message) => return Ok(fail(1, &message)),
     };
@@ -109,79 +98,6 @@ async fn dispatch_all(
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
-}
-
-fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(code)
-}
-
-pub(crate) fn init_logging() {
-    let level = std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
-    // Only fails when a subscriber is already set.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(level)
-        .with_target(false)
-        .try_init();
-}
-
-// ---- the registry ----------------------------------------------------------------------
-
-fn build_registry(args: &Dispatch) -> std::result::Result<Registry, String> {
-    let admin = load_all(&args.admin, |p| HookFile::load(p, Trust::Admin))?;
-    let user = load_all(&args.hooks, |p| HookFile::load(p, Trust::User))?;
-    let skills = load_all(&args.skills, Skill::load)?;
-    let agent = args
-        .agent
-        .as_deref()
-        .map(AgentConfig::load)
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let classes = ClassTable::builtin();
-    let mut assembler = Assembler::new(&classes, Policy::from_admin(&admin));
-    let mut warnings: Vec<Warning> = Vec::new();
-    for file in admin.iter() {
-        warnings.extend(file.warnings.iter().cloned());
-        assembler.add_specs(&file.hooks);
-    }
-    if let Some(agent) = &agent {
-        assembler.add_agent(agent).map_err(|e| e.to_string())?;
-    }
-    for file in &user {
-        warnings.extend(file.warnings.iter().cloned());
-        assembler.add_specs(&file.hooks);
-    }
-    warnings.extend(skills.iter().flat_map(|s| s.warnings.iter().cloned()));
-    let selected: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
-    let set = SkillSet::new(skills);
-    for (name, paths) in set.duplicates() {
-        let message = format!(
-            "skills {} share the name `{name}`; all of them are selected",
-            paths.join(", ")
-        );
-        warnings.push(Warning::new(paths[0], "name", message));
-    }
-    assembler.add_specs(&set.hooks_for(&selected));
-    let assembled = assembler.finish();
-    warnings.extend(assembled.warnings);
-    for warning in &warnings {
-        eprintln!("warning: {warning}");
-    }
-    assembled.builder.build().map_err(|e| e.to_string())
-}
-
-fn load_all<T, E: std::fmt::Display>(
-    paths: &[PathBuf],
-    load: impl Fn(&Path) -> std::result::Result<T, E>,
-) -> std::result::Result<Vec<T>, String> {
-    paths
-        .iter()
-        .map(|p| load(p).map_err(|e| e.to_string()))
-        .collect()
 }
 
 // ---- the payload -----------------------------------------------------------------------
@@ -245,7 +161,8 @@ fn fill_defaults(object: &mut Map<String, Value>) {
     }
 }
 
-fn generated_id() -> String {
+/// A process-unique id part: `<nanos since epoch>-<pid>` in hex.
+pub(crate) fn generated_id() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

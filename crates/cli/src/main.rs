@@ -2,6 +2,8 @@
 
 mod check;
 mod dispatch;
+mod registry;
+mod replay;
 mod run;
 mod shell_check;
 
@@ -62,6 +64,16 @@ enum Command {
     /// when dispatched (whatever the decision), 1 when the configuration cannot be built, 2 on
     /// a bad payload or arguments.
     Dispatch(dispatch::Dispatch),
+    /// Replay the tool calls of a Claude Code session transcript or a tollgate trace through
+    /// the pre_tool_use hooks as a dry run (hooks run, tools never do).
+    ///
+    /// Prints a table (#, tool, decision, hook, reason) and a summary line, or with `--json`
+    /// {"calls":[{"index","tool_name","decision","hook","reason",…}],"summary":{"total",
+    /// "allowed","denied","asked","rewritten","skipped",…}}. Bad transcript lines are warnings
+    /// on stderr (with their line number) and are skipped. Exits 0 when the replay ran
+    /// (whatever the decisions), 1 when the configuration cannot be built, 2 on bad arguments,
+    /// an unreadable transcript or one without tool calls. Mapping: docs/replay.md.
+    Replay(replay::Replay),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -94,6 +106,7 @@ fn main() -> Result<ExitCode> {
         Some(Command::ShellCheck(args)) => return shell_check::run(args, &mut out),
         Some(Command::Check(args)) => return check::run(args, &mut out),
         Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
+        Some(Command::Replay(args)) => return replay::run(args, &mut out),
         Some(Command::Run(args)) => {
             drop(out);
             return run::run(args);

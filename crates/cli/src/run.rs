@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::registry::fail;
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -67,7 +68,7 @@ pub struct Run {
 /// # Errors
 /// Only when the Tokio runtime cannot start.
 pub fn run(args: Run) -> Result<ExitCode> {
-    crate::dispatch::init_logging();
+    crate::registry::init_logging();
     let agent = match AgentDef::load(&args.agent) {
         Ok(agent) => agent,
         Err(e) => return Ok(fail(1, &e.to_string())),
@@ -172,11 +173,6 @@ pub fn run(args: Run) -> Result<ExitCode> {
         EndStatus::Cancelled => ExitCode::from(130),
         _ => ExitCode::from(1),
     })
-}
-
-fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(code)
 }
 
 // ---- the terminal ----------------------------------------------------------------------

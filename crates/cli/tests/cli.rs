@@ -8,6 +8,8 @@ use std::process::Command;
 mod check;
 #[path = "cli/dispatch.rs"]
 mod dispatch;
+#[path = "cli/replay.rs"]
+mod replay;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

@@ -1,0 +1,121 @@
+//! The hook files a run is built from (`--admin`, `--hooks`, `--skill`, `--agent`), shared by
+//! `tollgate dispatch` and `tollgate replay`, and the registry built from them exactly as a run
+//! builds it.
+//!
+//! Registration order, which decides ties in priority: `--admin` files (source
+//! `admin_config`; their `network.allow_cidrs` and `standalone` are the policy of every file),
+//! the `--agent` config's class hooks (`agent_config`), `--hooks` files (`user_config`), then the
+//! `--skill` files, which count as selected by the user (`skill`).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
+use tollgate_core::Registry;
+use tollgate_handlers::ClassTable;
+
+/// The hook sources of a run, as command-line flags.
+#[derive(Debug, Args)]
+pub struct HookSources {
+    /// An admin (trusted) hook file; repeat for several.
+    #[arg(long = "admin", value_name = "FILE")]
+    admin: Vec<PathBuf>,
+    /// A user hook file (*.yaml); repeat for several.
+    #[arg(long = "hooks", value_name = "FILE")]
+    hooks: Vec<PathBuf>,
+    /// A SKILL.md the user selected for this run; repeat for several.
+    #[arg(long = "skill", value_name = "SKILL.md")]
+    skills: Vec<PathBuf>,
+    /// An agent config (JSON) whose class hooks are added.
+    #[arg(long, value_name = "AGENT.json")]
+    agent: Option<PathBuf>,
+}
+
+impl HookSources {
+    /// Whether no hook source was given at all.
+    pub fn is_empty(&self) -> bool {
+        self.admin.is_empty()
+            && self.hooks.is_empty()
+            && self.skills.is_empty()
+            && self.agent.is_none()
+    }
+}
+
+/// Loads every file of `sources` and builds the run's registry. Load warnings are printed to
+/// stderr as `warning: FILE: ENTRY: MESSAGE`.
+///
+/// # Errors
+/// A message naming the file or class when a file cannot be read or parsed, an agent class is
+/// unknown or has bad params, or the registry cannot be built.
+pub fn build_registry(sources: &HookSources) -> Result<Registry, String> {
+    let admin = load_all(&sources.admin, |p| HookFile::load(p, Trust::Admin))?;
+    let user = load_all(&sources.hooks, |p| HookFile::load(p, Trust::User))?;
+    let skills = load_all(&sources.skills, Skill::load)?;
+    let agent = sources
+        .agent
+        .as_deref()
+        .map(AgentConfig::load)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::from_admin(&admin));
+    let mut warnings: Vec<Warning> = Vec::new();
+    for file in admin.iter() {
+        warnings.extend(file.warnings.iter().cloned());
+        assembler.add_specs(&file.hooks);
+    }
+    if let Some(agent) = &agent {
+        assembler.add_agent(agent).map_err(|e| e.to_string())?;
+    }
+    for file in &user {
+        warnings.extend(file.warnings.iter().cloned());
+        assembler.add_specs(&file.hooks);
+    }
+    warnings.extend(skills.iter().flat_map(|s| s.warnings.iter().cloned()));
+    let selected: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
+    let set = SkillSet::new(skills);
+    for (name, paths) in set.duplicates() {
+        let message = format!(
+            "skills {} share the name `{name}`; all of them are selected",
+            paths.join(", ")
+        );
+        warnings.push(Warning::new(paths[0], "name", message));
+    }
+    assembler.add_specs(&set.hooks_for(&selected));
+    let assembled = assembler.finish();
+    warnings.extend(assembled.warnings);
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    assembled.builder.build().map_err(|e| e.to_string())
+}
+
+fn load_all<T, E: std::fmt::Display>(
+    paths: &[PathBuf],
+    load: impl Fn(&Path) -> Result<T, E>,
+) -> Result<Vec<T>, String> {
+    paths
+        .iter()
+        .map(|p| load(p).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level.
+pub fn init_logging() {
+    let level = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    // Only fails when a subscriber is already set.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .try_init();
+}
+
+/// Prints `error: MESSAGE` to stderr and returns exit status `code`.
+pub fn fail(code: u8, message: &str) -> std::process::ExitCode {
+    eprintln!("error: {message}");
+    std::process::ExitCode::from(code)
+}

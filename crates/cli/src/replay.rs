@@ -1,0 +1,168 @@
+//! `tollgate replay`: feed every tool call recorded in a transcript through `pre_tool_use` as a
+//! dry run, and report what the hooks would have decided.
+//!
+//! The transcript is a Claude Code session (JSONL, `tool_use` blocks of `assistant` entries) or
+//! a tollgate trace (`tool_call` lines), detected per line ([`transcript`]). Claude Code calls
+//! are mapped to tollgate's runtime tools unless `--tool-names claude` ([`mapping`]). The
+//! registry is built as `tollgate dispatch` builds it ([`crate::registry`]); one registry and
+//! one dispatcher serve the whole replay, in file order, so stateful hooks (rate limits) see
+//! every call. Hooks really run (a command hook runs its shell line on each payload); tools
+//! never do: nothing recorded is executed, and there is no permission gate.
+//!
+//! Each payload is `{"event":"pre_tool_use","session_id","run_id","trace_id","agent_id",
+//! "source":"replay","metadata":{"replay":true,"transcript","line","format",…},"tool_name",
+//! "tool_call_id","tool_input"}`; `docs/replay.md` lists the metadata and id rules.
+//!
+//! Exit status: 0 when the replay ran, whatever the decisions; 1 when the configuration cannot
+//! be built; 2 on bad arguments, an unreadable transcript, or a transcript without a tool call
+//! that could be replayed.
+
+mod mapping;
+mod payload;
+mod report;
+mod transcript;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use tollgate_core::{Background, Dispatcher, Registry};
+
+use crate::registry::{HookSources, build_registry, fail, init_logging};
+use mapping::ToolNames;
+use payload::{Prepared, prepare};
+use report::{CallReport, Summary, print_table};
+use transcript::Transcript;
+
+/// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
+/// several MiB.
+const DEFAULT_MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// Arguments of `tollgate replay`.
+#[derive(Debug, Args)]
+pub struct Replay {
+    /// The transcript: a Claude Code session (JSONL) or a tollgate trace; `-` reads stdin.
+    #[arg(value_name = "TRANSCRIPT")]
+    transcript: PathBuf,
+    #[command(flatten)]
+    sources: HookSources,
+    /// Which tool names and inputs Claude Code calls are replayed under: tollgate's runtime
+    /// tools (`Bash` → `bash_code_execute_tool {command}`) or Claude Code's own, verbatim.
+    /// Trace lines always keep their names.
+    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ToolNames::Tollgate)]
+    tool_names: ToolNames,
+    /// Print {"calls":[…],"summary":{…}} as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Skip (with a warning) transcript lines longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE,
+          value_parser = clap::value_parser!(usize))]
+    max_line_bytes: usize,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    calls: &'a [CallReport],
+    summary: &'a Summary,
+}
+
+/// Runs `tollgate replay`.
+///
+/// # Errors
+/// Only when the Tokio runtime cannot start or writing to `out` fails.
+pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
+    init_logging();
+    if args.sources.is_empty() {
+        return Ok(fail(
+            2,
+            "no hooks to replay against: pass --hooks, --admin, --skill or --agent",
+        ));
+    }
+    let source = args.transcript.display().to_string();
+    let transcript = match read_transcript(&args) {
+        Ok(transcript) => transcript,
+        Err(message) => return Ok(fail(2, &message)),
+    };
+    let (calls, skipped, mut warnings) = prepare(&transcript, &source, args.tool_names);
+    warnings.extend(transcript.warnings.iter().cloned());
+    warnings.sort_by_key(|w| w.line);
+    for warning in &warnings {
+        eprintln!("warning: {source}: {warning}");
+    }
+    if calls.is_empty() {
+        let message = match skipped {
+            0 => format!(
+                "{source}: no tool calls found ({} lines read)",
+                transcript.lines
+            ),
+            n => {
+                format!("{source}: none of its {n} tool calls could be replayed (see the warnings)")
+            }
+        };
+        return Ok(fail(2, &message));
+    }
+    let registry = match build_registry(&args.sources) {
+        Ok(registry) => registry,
+        Err(message) => return Ok(fail(1, &message)),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let reports = runtime.block_on(dispatch_all(registry, &calls));
+    let summary = Summary::new(&reports, skipped);
+    let printed = if args.json {
+        let report = JsonReport {
+            calls: &reports,
+            summary: &summary,
+        };
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)
+    } else {
+        print_table(&reports, &summary, terminal_width(), out)
+    };
+    match printed {
+        // `tollgate replay … | head`: the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => Ok(other.map(|()| ExitCode::SUCCESS)?),
+    }
+}
+
+fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
+    let path = &args.transcript;
+    let reader: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Box::new(BufReader::with_capacity(1 << 16, file))
+    };
+    transcript::read(reader, args.max_line_bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+async fn dispatch_all(registry: Registry, calls: &[Prepared]) -> Vec<CallReport> {
+    let background = Background::default();
+    let dispatcher = Dispatcher::new(registry).with_background(background.clone());
+    let mut reports = Vec::with_capacity(calls.len());
+    for (i, call) in calls.iter().enumerate() {
+        let outcome = dispatcher.dispatch(Arc::clone(&call.payload)).await;
+        reports.push(CallReport::new(i + 1, call, &outcome));
+    }
+    // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
+    while background.pending() > 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    reports
+}
+
+/// `$COLUMNS` when set to a number, else 120.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(120)
+}

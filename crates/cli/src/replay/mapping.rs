@@ -1,0 +1,264 @@
+//! Claude Code tool calls as tollgate runtime tool calls (`docs/replay.md` has the table).
+//!
+//! | Claude Code | tollgate | `tool_input` |
+//! |---|---|---|
+//! | `Bash` | `bash_code_execute_tool` | `{command, timeout_seconds?}` (`timeout` ms / 1000) |
+//! | `Read` | `read_file` | `{path}` (`file_path`) |
+//! | `Write` | `write_file` | `{path, content}` |
+//! | `Edit` | `write_file` | `{path, content: new_string, old_string, replace_all?}` |
+//! | `MultiEdit` | `write_file` | `{path, content: every new_string joined by "\n", edits}` |
+//! | `Task`, `Agent` | `call_agent` | `{agent: subagent_type or "general-purpose", task: prompt}` |
+//! | anything else | unchanged | unchanged |
+
+use clap::ValueEnum;
+use serde_json::{Map, Value, json};
+
+/// Which tool names and inputs Claude Code calls are replayed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ToolNames {
+    /// tollgate's runtime tools (`Bash` → `bash_code_execute_tool`, …); hooks written for a
+    /// tollgate run apply unchanged.
+    #[default]
+    Tollgate,
+    /// Claude Code's own names and inputs, verbatim (`Bash` with `{command, description}`), as
+    /// Claude Code's PreToolUse hooks see them; hooks written for Claude Code apply unchanged.
+    Claude,
+}
+
+/// A call as it is dispatched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapped {
+    /// The tool name hooks match against.
+    pub tool_name: String,
+    /// The arguments hooks see.
+    pub tool_input: Value,
+}
+
+/// Maps one Claude Code call.
+///
+/// # Errors
+/// With `ToolNames::Tollgate`, when a mapped tool lacks a field the mapping needs (`Bash`
+/// without a string `command`, a `timeout` that is not a non-negative number, …): the message
+/// names the field. Claude Code itself refuses such input before its hooks run.
+pub fn map_claude(
+    name: &str,
+    input: &Map<String, Value>,
+    names: ToolNames,
+) -> Result<Mapped, String> {
+    let verbatim = || Mapped {
+        tool_name: name.to_owned(),
+        tool_input: Value::Object(input.clone()),
+    };
+    if names == ToolNames::Claude {
+        return Ok(verbatim());
+    }
+    let f = Fields { tool: name, input };
+    let (tool_name, tool_input) = match name {
+        "Bash" => ("bash_code_execute_tool", bash(&f)?),
+        "Read" => ("read_file", json!({"path": f.text("file_path")?})),
+        "Write" => (
+            "write_file",
+            json!({"path": f.text("file_path")?, "content": f.text("content")?}),
+        ),
+        "Edit" => ("write_file", edit(&f)?),
+        "MultiEdit" => ("write_file", multi_edit(&f)?),
+        "Task" | "Agent" => ("call_agent", agent(&f)?),
+        _ => return Ok(verbatim()),
+    };
+    Ok(Mapped {
+        tool_name: tool_name.to_owned(),
+        tool_input,
+    })
+}
+
+struct Fields<'a> {
+    tool: &'a str,
+    input: &'a Map<String, Value>,
+}
+
+impl Fields<'_> {
+    fn text(&self, key: &str) -> Result<&str, String> {
+        self.input
+            .get(key)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{} input has no string `{key}`", self.tool))
+    }
+
+    fn optional<T>(
+        &self,
+        key: &str,
+        read: impl Fn(&Value) -> Option<T>,
+    ) -> Result<Option<T>, String> {
+        self.input
+            .get(key)
+            .map(|v| read(v).ok_or_else(|| format!("{} input has a malformed `{key}`", self.tool)))
+            .transpose()
+    }
+}
+
+fn bash(f: &Fields<'_>) -> Result<Value, String> {
+    let mut out = json!({"command": f.text("command")?});
+    let timeout_ms = f.optional("timeout", |v| v.as_f64().filter(|ms| *ms >= 0.0))?;
+    if let Some(ms) = timeout_ms {
+        // Whole seconds stay integers so `timeout_seconds == 120` reads as written.
+        let seconds = match f.input.get("timeout").and_then(Value::as_u64) {
+            Some(ms) if ms % 1000 == 0 => json!(ms / 1000),
+            _ => json!(ms / 1000.0),
+        };
+        out["timeout_seconds"] = seconds;
+    }
+    Ok(out)
+}
+
+fn edit(f: &Fields<'_>) -> Result<Value, String> {
+    let mut out = json!({
+        "path": f.text("file_path")?,
+        "content": f.text("new_string")?,
+        "old_string": f.text("old_string")?,
+    });
+    if let Some(all) = f.optional("replace_all", Value::as_bool)? {
+        out["replace_all"] = Value::Bool(all);
+    }
+    Ok(out)
+}
+
+fn multi_edit(f: &Fields<'_>) -> Result<Value, String> {
+    let path = f.text("file_path")?;
+    let edits = f
+        .input
+        .get("edits")
+        .and_then(Value::as_array)
+        .ok_or("MultiEdit input has no list `edits`")?;
+    let new_text: Option<Vec<&str>> = edits
+        .iter()
+        .map(|e| e.get("new_string").and_then(Value::as_str))
+        .collect();
+    let new_text =
+        new_text.ok_or("MultiEdit `edits` has an entry without a string `new_string`")?;
+    Ok(json!({"path": path, "content": new_text.join("\n"), "edits": edits}))
+}
+
+fn agent(f: &Fields<'_>) -> Result<Value, String> {
+    let agent = f.optional("subagent_type", |v| v.as_str().map(str::to_owned))?;
+    Ok(json!({
+        "agent": agent.as_deref().unwrap_or("general-purpose"),
+        "task": f.text("prompt")?,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn map(name: &str, input: Value, names: ToolNames) -> Result<Mapped, String> {
+        let Value::Object(input) = input else {
+            panic!("not an object")
+        };
+        map_claude(name, &input, names)
+    }
+
+    fn tollgate(name: &str, input: Value) -> (String, Value) {
+        let mapped = map(name, input, ToolNames::Tollgate).unwrap();
+        (mapped.tool_name, mapped.tool_input)
+    }
+
+    #[test]
+    fn bash_keeps_the_command_and_converts_the_timeout_to_seconds() {
+        let input = json!({"command": "rm -rf build", "description": "clean", "timeout": 120000});
+        assert_eq!(
+            tollgate("Bash", input),
+            (
+                "bash_code_execute_tool".into(),
+                json!({"command": "rm -rf build", "timeout_seconds": 120})
+            )
+        );
+        let (_, args) = tollgate("Bash", json!({"command": "ls", "timeout": 1500}));
+        assert_eq!(args, json!({"command": "ls", "timeout_seconds": 1.5}));
+        let (_, args) = tollgate("Bash", json!({"command": "ls"}));
+        assert_eq!(args, json!({"command": "ls"}));
+    }
+
+    #[test]
+    fn file_tools_become_read_file_and_write_file_with_path() {
+        assert_eq!(
+            tollgate("Read", json!({"file_path": "/a", "limit": 5})),
+            ("read_file".into(), json!({"path": "/a"}))
+        );
+        assert_eq!(
+            tollgate("Write", json!({"file_path": "/a", "content": "x"})),
+            ("write_file".into(), json!({"path": "/a", "content": "x"}))
+        );
+        let edit =
+            json!({"file_path": "/a", "old_string": "o", "new_string": "n", "replace_all": true});
+        assert_eq!(
+            tollgate("Edit", edit),
+            (
+                "write_file".into(),
+                json!({"path": "/a", "content": "n", "old_string": "o", "replace_all": true})
+            )
+        );
+        let edits =
+            json!([{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d"}]);
+        assert_eq!(
+            tollgate("MultiEdit", json!({"file_path": "/a", "edits": edits})),
+            (
+                "write_file".into(),
+                json!({"path": "/a", "content": "b\nd", "edits": edits})
+            )
+        );
+    }
+
+    #[test]
+    fn task_and_agent_become_call_agent() {
+        let input = json!({"description": "d", "prompt": "find it", "subagent_type": "Explore"});
+        assert_eq!(
+            tollgate("Task", input),
+            (
+                "call_agent".into(),
+                json!({"agent": "Explore", "task": "find it"})
+            )
+        );
+        assert_eq!(
+            tollgate("Agent", json!({"prompt": "p"})),
+            (
+                "call_agent".into(),
+                json!({"agent": "general-purpose", "task": "p"})
+            )
+        );
+    }
+
+    #[test]
+    fn other_tools_and_claude_names_stay_verbatim() {
+        let input = json!({"pattern": "**/*.rs"});
+        assert_eq!(tollgate("Glob", input.clone()), ("Glob".into(), input));
+        let bash = json!({"command": "ls", "description": "list"});
+        let mapped = map("Bash", bash.clone(), ToolNames::Claude).unwrap();
+        assert_eq!(
+            (mapped.tool_name.as_str(), mapped.tool_input),
+            ("Bash", bash)
+        );
+    }
+
+    #[test]
+    fn missing_or_malformed_fields_are_errors_naming_the_field() {
+        let err = map("Bash", json!({"cmd": "ls"}), ToolNames::Tollgate).unwrap_err();
+        assert!(err.contains("`command`"), "{err}");
+        let err = map(
+            "Bash",
+            json!({"command": "ls", "timeout": "1s"}),
+            ToolNames::Tollgate,
+        )
+        .unwrap_err();
+        assert!(err.contains("`timeout`"), "{err}");
+        let err = map(
+            "Edit",
+            json!({"file_path": "/a", "new_string": "n"}),
+            ToolNames::Tollgate,
+        )
+        .unwrap_err();
+        assert!(err.contains("`old_string`"), "{err}");
+        assert!(map("Bash", json!({"cmd": "ls"}), ToolNames::Claude).is_ok());
+    }
+}

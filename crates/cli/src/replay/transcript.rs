@@ -1,0 +1,381 @@
+//! Reading a transcript: Claude Code session JSONL or a tollgate trace, told apart per line.
+//!
+//! - A **Claude Code entry** is an object with a string `type` (`assistant`, `user`,
+//!   `progress`, `summary`, …). Tool calls are the `tool_use` blocks of `assistant` entries'
+//!   `message.content`: `{"type":"tool_use","id","name","input":{…}}`.
+//! - A **tollgate trace line** is an object with `seq` and `type`; tool calls are the lines of
+//!   type `tool_call`: `{"tool_call_id","tool_name","arguments":{…}}` plus `run_id`, `agent`,
+//!   `depth`.
+//!
+//! Every other entry is ignored. A line that is not JSON, not an object, longer than the line
+//! limit, or a tool call that does not have the fields above, is a [`LineWarning`] and is
+//! skipped; the lines around it are read as usual.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, BufRead, Read};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// One tool call found in a transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedCall {
+    /// The 1-based line it was found on.
+    pub line: u64,
+    /// The model's id for the call (`tool_use.id` or `tool_call_id`).
+    pub tool_call_id: String,
+    /// Where the call came from, with its recorded name and input.
+    pub origin: Origin,
+}
+
+/// The format a call was recorded in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    /// A `tool_use` block of a Claude Code `assistant` entry.
+    ClaudeCode(ClaudeCall),
+    /// A `tool_call` line of a tollgate trace.
+    Trace(TraceCall),
+}
+
+/// A `tool_use` block and the entry fields around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaudeCall {
+    /// Claude Code's tool name (`Bash`, `Edit`, `mcp__github__create_issue`, …).
+    pub name: String,
+    /// The block's `input`, as recorded.
+    pub input: Map<String, Value>,
+    /// The entry's `sessionId`.
+    pub session_id: Option<String>,
+    /// The entry's `agentId` (sub-agent transcripts).
+    pub agent_id: Option<String>,
+    /// The entry's `cwd`.
+    pub cwd: Option<String>,
+    /// The entry's `isSidechain` (a sub-agent's call).
+    pub is_sidechain: bool,
+}
+
+/// A trace `tool_call` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceCall {
+    /// The runtime tool name.
+    pub tool_name: String,
+    /// The arguments as the model proposed them.
+    pub arguments: Map<String, Value>,
+    /// The run the call belongs to.
+    pub run_id: Option<String>,
+    /// The agent that proposed it.
+    pub agent: Option<String>,
+    /// 0 for the top-level agent, ≥ 1 for delegated sub-agents.
+    pub depth: u32,
+    /// The line's sequence number.
+    pub seq: u64,
+}
+
+/// A line (or a tool call on it) that was skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineWarning {
+    /// The 1-based line number.
+    pub line: u64,
+    /// Why it was skipped.
+    pub message: String,
+}
+
+impl fmt::Display for LineWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Everything read from one transcript.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    /// The tool calls, in file order.
+    pub calls: Vec<RecordedCall>,
+    /// Skipped lines and calls, in file order.
+    pub warnings: Vec<LineWarning>,
+    /// Tool calls that were recognised as such but could not be read (bad fields).
+    pub skipped_calls: usize,
+    /// Lines read, blank ones included.
+    pub lines: u64,
+}
+
+impl Transcript {
+    fn warn(&mut self, line: u64, message: impl Into<String>) {
+        self.warnings.push(LineWarning {
+            line,
+            message: message.into(),
+        });
+    }
+
+    fn skip_call(&mut self, line: u64, message: impl Into<String>) {
+        self.skipped_calls += 1;
+        self.warn(line, message);
+    }
+}
+
+/// Reads a whole transcript. Lines longer than `max_line_bytes` (newline excluded) are skipped
+/// with a warning without being held in memory.
+///
+/// # Errors
+/// Only I/O errors of `reader`; bad content is a warning.
+pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Transcript> {
+    let mut transcript = Transcript::default();
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let limit = u64::try_from(max_line_bytes)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        let n = reader.by_ref().take(limit).read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(transcript);
+        }
+        transcript.lines += 1;
+        let line = transcript.lines;
+        if buf.last() != Some(&b'\n') && buf.len() > max_line_bytes {
+            let rest = skip_rest_of_line(&mut reader)?;
+            let total = buf.len() + rest;
+            transcript.warn(
+                line,
+                format!(
+                    "{total} bytes, over the limit of {max_line_bytes} bytes per line; skipped"
+                ),
+            );
+            continue;
+        }
+        let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let first_call = transcript.calls.len();
+        read_line(line, text, &mut transcript);
+        for call in &transcript.calls[first_call..] {
+            if let Some(earlier) = seen.insert(call.tool_call_id.clone(), line) {
+                transcript.warnings.push(LineWarning {
+                    line,
+                    message: format!(
+                        "tool call id `{}` was already seen on line {earlier}; replayed again",
+                        call.tool_call_id
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// Consumes up to and including the next newline; returns the bytes consumed.
+fn skip_rest_of_line(reader: &mut impl BufRead) -> io::Result<usize> {
+    let mut skipped = 0;
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(skipped);
+        }
+        match available.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(skipped + i);
+            }
+            None => {
+                let n = available.len();
+                reader.consume(n);
+                skipped += n;
+            }
+        }
+    }
+}
+
+fn read_line(line: u64, text: &[u8], out: &mut Transcript) {
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(e) => return out.warn(line, format!("not JSON ({e}); skipped")),
+    };
+    let Value::Object(entry) = value else {
+        return out.warn(line, "not a JSON object; skipped");
+    };
+    if entry.contains_key("seq") {
+        trace_line(line, entry, out);
+    } else if entry.get("type").is_some_and(Value::is_string) {
+        claude_entry(line, &entry, out);
+    } else {
+        out.warn(
+            line,
+            "neither a Claude Code entry (a string `type`) nor a tollgate trace line (`seq` and \
+             `type`); skipped",
+        );
+    }
+}
+
+// ---- tollgate traces -------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct TraceHead {
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct TraceToolCall {
+    seq: u64,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    depth: u32,
+    tool_call_id: String,
+    tool_name: String,
+    arguments: Map<String, Value>,
+}
+
+fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
+    let entry = Value::Object(entry);
+    let head = match TraceHead::deserialize(&entry) {
+        Ok(head) => head,
+        Err(e) => return out.warn(line, format!("bad tollgate trace line: {e}; skipped")),
+    };
+    if head.kind != "tool_call" {
+        return;
+    }
+    let call = match TraceToolCall::deserialize(&entry) {
+        Ok(call) => call,
+        Err(e) => {
+            return out.skip_call(
+                line,
+                format!("bad tool_call (seq {}): {e}; skipped", head.seq),
+            );
+        }
+    };
+    out.calls.push(RecordedCall {
+        line,
+        tool_call_id: call.tool_call_id,
+        origin: Origin::Trace(TraceCall {
+            tool_name: call.tool_name,
+            arguments: call.arguments,
+            run_id: call.run_id,
+            agent: call.agent,
+            depth: call.depth,
+            seq: call.seq,
+        }),
+    });
+}
+
+// ---- Claude Code transcripts -----------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct ToolUse {
+    id: String,
+    name: String,
+    input: Map<String, Value>,
+}
+
+fn claude_entry(line: u64, entry: &Map<String, Value>, out: &mut Transcript) {
+    if entry.get("type").and_then(Value::as_str) != Some("assistant") {
+        return;
+    }
+    let content = match entry.get("message") {
+        Some(Value::Object(message)) => message.get("content"),
+        _ => return out.warn(line, "assistant entry without a `message` object; skipped"),
+    };
+    let blocks = match content {
+        Some(Value::Array(blocks)) => blocks,
+        Some(Value::String(_)) => return,
+        _ => {
+            return out.warn(
+                line,
+                "assistant `message.content` is neither a list nor a string; skipped",
+            );
+        }
+    };
+    let text = |key: &str| entry.get(key).and_then(Value::as_str).map(str::to_owned);
+    for (i, block) in blocks.iter().enumerate() {
+        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+            continue;
+        }
+        let tool_use = match ToolUse::deserialize(block) {
+            Ok(tool_use) => tool_use,
+            Err(e) => {
+                out.skip_call(
+                    line,
+                    format!("bad tool_use block (content[{i}]): {e}; skipped"),
+                );
+                continue;
+            }
+        };
+        out.calls.push(RecordedCall {
+            line,
+            tool_call_id: tool_use.id,
+            origin: Origin::ClaudeCode(ClaudeCall {
+                name: tool_use.name,
+                input: tool_use.input,
+                session_id: text("sessionId"),
+                agent_id: text("agentId"),
+                cwd: text("cwd"),
+                is_sidechain: entry.get("isSidechain").and_then(Value::as_bool) == Some(true),
+            }),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn read_str(text: &str, max: usize) -> Transcript {
+        read(text.as_bytes(), max).unwrap()
+    }
+
+    #[test]
+    fn over_long_lines_are_skipped_and_the_next_line_is_read() {
+        let long = format!("{{\"type\":\"user\",\"pad\":\"{}\"}}", "x".repeat(100));
+        let call =
+            r#"{"seq":1,"type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let t = read_str(&format!("{long}\n{call}\n"), 90);
+        assert_eq!(t.lines, 2);
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.calls[0].line, 2);
+        assert_eq!(t.warnings.len(), 1);
+        assert_eq!(t.warnings[0].line, 1);
+        assert!(
+            t.warnings[0].message.contains("over the limit"),
+            "{:?}",
+            t.warnings
+        );
+    }
+
+    #[test]
+    fn a_line_exactly_at_the_limit_is_read() {
+        let call =
+            r#"{"seq":1,"type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let t = read_str(&format!("{call}\n{call}"), call.len());
+        assert_eq!(t.calls.len(), 2, "{:?}", t.warnings);
+        assert!(
+            t.warnings
+                .iter()
+                .all(|w| w.message.contains("already seen"))
+        );
+    }
+
+    #[test]
+    fn a_bad_tool_use_block_does_not_lose_its_siblings() {
+        let entry = r#"{"type":"assistant","message":{"content":[
+            {"type":"tool_use","id":"a","name":"Bash","input":"rm -rf /"},
+            {"type":"tool_use","id":"b","name":"Bash","input":{"command":"ls"}}]}}"#
+            .replace('\n', "");
+        let t = read_str(&entry, 1 << 20);
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.calls[0].tool_call_id, "b");
+        assert_eq!(t.skipped_calls, 1);
+        assert!(
+            t.warnings[0].message.contains("content[0]"),
+            "{:?}",
+            t.warnings
+        );
+    }
+}
