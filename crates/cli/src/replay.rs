@@ -7,7 +7,10 @@
 //! registry is built as `tollgate dispatch` builds it ([`crate::registry`]); one registry and
 //! one dispatcher serve the whole replay, in file order, so stateful hooks (rate limits) see
 //! every call. Hooks really run (a command hook runs its shell line on each payload); tools
-//! never do: nothing recorded is executed, and there is no permission gate.
+//! never do: nothing recorded is executed. The runtime's permission gate reviews each call as
+//! in `tollgate run`: the shell analyzer's `agent` profile on `bash_code_execute_tool` (a
+//! `block` denies as `permission_gate`, an `escalate` asks); confirmation settings are not
+//! applied.
 //!
 //! Each payload is `{"event":"pre_tool_use","session_id","run_id","trace_id","agent_id",
 //! "source":"replay","metadata":{"replay":true,"transcript","line","format",…},"tool_name",
@@ -33,6 +36,7 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use tollgate_core::{Background, Dispatcher, Registry};
+use tollgate_runtime::RuntimeGate;
 
 use crate::registry::{HookSources, build_registry, fail, init_logging};
 use mapping::ToolNames;
@@ -146,7 +150,9 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
 
 async fn dispatch_all(registry: Registry, calls: &[Prepared]) -> Vec<CallReport> {
     let background = Background::default();
-    let dispatcher = Dispatcher::new(registry).with_background(background.clone());
+    let dispatcher = Dispatcher::new(registry)
+        .with_background(background.clone())
+        .with_permission_gate(Arc::new(RuntimeGate::default()));
     let mut reports = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {
         let outcome = dispatcher.dispatch(Arc::clone(&call.payload)).await;
