@@ -10,6 +10,8 @@ mod check;
 mod dispatch;
 #[path = "cli/replay.rs"]
 mod replay;
+#[path = "cli/run.rs"]
+mod run;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

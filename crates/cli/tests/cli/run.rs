@@ -1,0 +1,482 @@
+//! `tollgate run` on the ops example and on small agents, as a user runs it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+const PROMPT: &str = "[use deploy] Close order 3, clean up old releases and ship v2.4.1";
+
+fn example(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/ops")
+        .join(file)
+        .display()
+        .to_string()
+}
+
+fn tollgate_run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("run")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Runs the ops example into `dir` (workspace `dir/ws`, trace `dir/trace.jsonl`).
+fn run_example(
+    dir: &Path,
+    prompt: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Output, Vec<Value>) {
+    let ws = dir.join("ws").display().to_string();
+    let trace = dir.join("trace.jsonl").display().to_string();
+    let (agent, admin) = (example("agent.yaml"), example("admin.yaml"));
+    let mut args = vec![
+        "--agent",
+        &agent,
+        "--admin",
+        &admin,
+        "--workspace",
+        &ws,
+        "--trace",
+        &trace,
+    ];
+    args.extend_from_slice(extra);
+    args.push(prompt);
+    let output = tollgate_run(&args, env);
+    (output, read_trace(&dir.join("trace.jsonl")))
+}
+
+fn read_trace(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn of<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == kind).collect()
+}
+
+fn by_call<'a>(lines: &'a [Value], kind: &str, call: &str) -> Option<&'a Value> {
+    lines.iter().find(|l| {
+        l["type"] == kind
+            && l["tool_call_id"] == call
+            && (kind != "dispatch" || l["event"] == "pre_tool_use")
+    })
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A webhook receiver on 127.0.0.1:8787 (the example's admin file names that port) that keeps
+/// the payloads whose signature verifies under `secret`.
+fn receiver(secret: &'static str) -> Arc<Mutex<Vec<Value>>> {
+    use axum::body::Bytes;
+    use axum::http::{HeaderMap, StatusCode};
+    let got: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let keep = Arc::clone(&got);
+    let listener = std::net::TcpListener::bind("127.0.0.1:8787")
+        .expect("port 8787 (the example's webhook receiver) is taken on this machine");
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let app = axum::Router::new().route(
+                "/tollgate/session-end",
+                axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                    let keep = Arc::clone(&keep);
+                    async move {
+                        let signature = headers
+                            .get("x-webhook-signature")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("");
+                        let verified = tollgate_handlers::http::verify_signature(
+                            secret.as_bytes(),
+                            signature,
+                            &body,
+                            SystemTime::now(),
+                            Duration::from_secs(300),
+                        );
+                        if verified.is_err() {
+                            return StatusCode::UNAUTHORIZED;
+                        }
+                        keep.lock()
+                            .unwrap()
+                            .push(serde_json::from_slice(&body).unwrap());
+                        StatusCode::NO_CONTENT
+                    }
+                }),
+            );
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    got
+}
+
+#[test]
+fn the_ops_example_runs_with_every_kind_of_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let deliveries = receiver("example-secret");
+    let (output, lines) = run_example(
+        dir.path(),
+        PROMPT,
+        &[],
+        &[("OPS_WEBHOOK_SECRET", "example-secret")],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let ws = dir.path().join("ws");
+
+    // allow: the read ran.
+    assert_eq!(
+        by_call(&lines, "dispatch", "call_1").unwrap()["decision"],
+        "allow"
+    );
+    assert_eq!(
+        by_call(&lines, "observation", "call_1").unwrap()["status"],
+        "ok"
+    );
+    // deny: the UPDATE under a read-only organisation, by the agent config's ReadOnlyGuard.
+    let update = by_call(&lines, "dispatch", "call_2").unwrap();
+    assert_eq!(
+        (update["decision"].as_str(), update["decided_by"].as_str()),
+        (Some("deny"), Some("ReadOnlyGuard"))
+    );
+    assert!(by_call(&lines, "tool_started", "call_2").is_none());
+    // deny: the recursive rm, by the user hook; its side effect never happened.
+    let rm = by_call(&lines, "dispatch", "call_3").unwrap();
+    assert_eq!(
+        (rm["decision"].as_str(), rm["decided_by"].as_str()),
+        (Some("deny"), Some("no-recursive-rm"))
+    );
+    assert!(ws.is_dir());
+    assert!(!ws.join("releases-wiped.marker").exists());
+    // rewrite: the deploy skill's hook made the deploy a dry run, and the tool ran that.
+    let deploy = by_call(&lines, "dispatch", "call_5").unwrap();
+    assert_eq!(
+        deploy["modified_args"]["command"],
+        "bash deploy.sh v2.4.1 --dry-run"
+    );
+    let started = by_call(&lines, "tool_started", "call_5").unwrap();
+    assert_eq!(
+        started["arguments"]["command"],
+        "bash deploy.sh v2.4.1 --dry-run"
+    );
+    let observed = by_call(&lines, "observation", "call_5").unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        observed.contains("DRY RUN: would deploy v2.4.1"),
+        "{observed}"
+    );
+    assert!(!ws.join("deployed.txt").exists());
+    assert_eq!(
+        of(&lines, "session_start")[0]["skills"],
+        serde_json::json!(["deploy"])
+    );
+    // delegation: the analyst ran with its own hooks, none of the ops agent's.
+    let analyst_hooks: Vec<&str> = of(&lines, "hook_run")
+        .into_iter()
+        .filter(|h| h["agent"] == "analyst")
+        .map(|h| h["hook"].as_str().unwrap())
+        .collect();
+    assert!(
+        analyst_hooks.contains(&"analyst-no-select-star"),
+        "{analyst_hooks:?}"
+    );
+    for parent_hook in [
+        "no-recursive-rm",
+        "ops-sql-audit",
+        "ReadOnlyGuard",
+        "deploy-dry-run",
+    ] {
+        assert!(
+            !analyst_hooks.contains(&parent_hook),
+            "{parent_hook} fired inside the analyst"
+        );
+    }
+    let stop = of(&lines, "subagent_stop");
+    assert_eq!(stop.len(), 1);
+    assert_eq!(stop[0]["status"], "completed");
+    assert_eq!(
+        by_call(&lines, "observation", "call_6").unwrap()["status"],
+        "ok"
+    );
+    // http: the admin webhook delivered both sessions' ends, signed.
+    let got = deliveries.lock().unwrap().clone();
+    let mut agents: Vec<&str> = got
+        .iter()
+        .map(|p| p["agent_id"].as_str().unwrap())
+        .collect();
+    agents.sort_unstable();
+    assert_eq!(agents, ["analyst", "ops"]);
+    assert!(got.iter().all(|p| p["event"] == "session_end"));
+    // The terminal shows the decisions with the deciding hook.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("deny by hook `no-recursive-rm`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("arguments rewritten by hooks"), "{stdout}");
+    assert!(stdout.contains("■ completed"), "{stdout}");
+
+    // Every emission point fired exactly once per occurrence, counted independently from the
+    // steps the trace records.
+    let mut dispatched: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for d in of(&lines, "dispatch") {
+        *dispatched
+            .entry((
+                d["agent"].as_str().unwrap().into(),
+                d["event"].as_str().unwrap().into(),
+            ))
+            .or_default() += 1;
+    }
+    for agent in ["ops", "analyst"] {
+        let mine = |kind: &str| {
+            lines
+                .iter()
+                .filter(|l| l["type"] == kind && l["agent"] == agent)
+                .count()
+        };
+        let observed = |status: &str| {
+            lines
+                .iter()
+                .filter(|l| {
+                    l["type"] == "observation" && l["agent"] == agent && l["status"] == status
+                })
+                .filter(|o| {
+                    by_call(&lines, "tool_started", o["tool_call_id"].as_str().unwrap()).is_some()
+                })
+                .count()
+        };
+        let count = |event: &str| {
+            dispatched
+                .get(&(agent.to_owned(), event.to_owned()))
+                .copied()
+                .unwrap_or(0)
+        };
+        assert_eq!(count("session_start"), 1, "{agent}");
+        assert_eq!(count("user_turn"), 1, "{agent}");
+        assert_eq!(count("session_end"), 1, "{agent}");
+        assert_eq!(count("pre_tool_use"), mine("tool_call"), "{agent}");
+        assert_eq!(count("post_tool_use"), observed("ok"), "{agent}");
+        assert_eq!(
+            count("post_tool_use_failure"),
+            observed("failed"),
+            "{agent}"
+        );
+        assert_eq!(count("subagent_start"), mine("subagent_start"), "{agent}");
+        assert_eq!(count("subagent_stop"), mine("subagent_stop"), "{agent}");
+    }
+    assert_eq!(
+        dispatched.get(&("ops".into(), "subagent_start".into())),
+        Some(&1)
+    );
+}
+
+#[test]
+fn without_the_skill_its_hook_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(
+        dir.path(),
+        "Close order 3, clean up old releases and ship v2.4.1",
+        &[],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        of(&lines, "hook_run")
+            .iter()
+            .all(|h| h["hook"] != "deploy-dry-run")
+    );
+    assert_eq!(
+        by_call(&lines, "tool_started", "call_5").unwrap()["arguments"]["command"],
+        "bash deploy.sh v2.4.1"
+    );
+    assert!(
+        dir.path().join("ws/deployed.txt").exists(),
+        "the real deploy ran"
+    );
+    // The admin webhook's secret is unset: a warning names the file and entry, the run goes on.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("admin.yaml: hooks.SessionEnd[0]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bypass_hooks_fires_no_hook_and_the_trace_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        of(&lines, "hook_run").is_empty(),
+        "a hook ran under --bypass-hooks"
+    );
+    assert!(
+        of(&lines, "session_start")
+            .iter()
+            .all(|s| s["hooks"] == "bypass")
+    );
+    let dispatches = of(&lines, "dispatch");
+    assert!(!dispatches.is_empty());
+    assert!(
+        dispatches
+            .iter()
+            .all(|d| d["bypassed"] == true && d["hooks"] == 0)
+    );
+    // With no hook, the UPDATE and the rm ran.
+    assert_eq!(
+        by_call(&lines, "observation", "call_2").unwrap()["status"],
+        "ok"
+    );
+    assert!(dir.path().join("ws/releases-wiped.marker").exists());
+}
+
+fn small_agent(dir: &Path, extra: &str, script: &str) -> String {
+    std::fs::write(dir.join("script.jsonl"), script).unwrap();
+    let path = dir.join("agent.yaml");
+    std::fs::write(&path, format!("name: small\nmodel: scripted:script.jsonl\ntools: [bash_code_execute_tool, write_file]\n{extra}")).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn an_ask_without_a_terminal_is_denied_as_approval_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"w1","type":"function","function":{"name":"write_file","arguments":{"path":"x.txt","content":"x"}}}]}
+{"role":"assistant","content":"ok"}"#;
+    let agent = small_agent(
+        dir.path(),
+        "model_config_json:\n  hooks:\n    require_confirmation_for_all: true\n",
+        script,
+    );
+    let ws = dir.path().join("ws").display().to_string();
+    let trace = dir.path().join("t.jsonl").display().to_string();
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent,
+            "--workspace",
+            &ws,
+            "--trace",
+            &trace,
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = read_trace(&dir.path().join("t.jsonl"));
+    let observation = by_call(&lines, "observation", "w1").unwrap();
+    assert_eq!(observation["status"], "denied");
+    assert!(
+        observation["content"]
+            .as_str()
+            .unwrap()
+            .contains("approval required"),
+        "{observation}"
+    );
+    assert!(!dir.path().join("ws/x.txt").exists());
+}
+
+#[test]
+fn bad_agents_and_arguments_are_refused_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = small_agent(dir.path(), "tools_typo: []\n", "");
+    let output = tollgate_run(&["--agent", &agent, "go"], &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output).contains("tools_typo"), "{}", text(&output));
+    let output = tollgate_run(
+        &["--agent", &example("agent.yaml"), "--model", "gpt-4", "go"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("scripted:FILE"), "{}", text(&output));
+    let agent = small_agent(dir.path(), "", "{\"role\":\"user\",\"content\":\"x\"}");
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent,
+            "--workspace",
+            &dir.path().join("ws").display().to_string(),
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output).contains("role `assistant`"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_the_running_tool_and_still_ends_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"s1","type":"function","function":{"name":"bash_code_execute_tool","arguments":{"command":"sleep 30"}}}]}
+{"role":"assistant","content":"never"}"#;
+    let agent = small_agent(dir.path(), "", script);
+    let trace = dir.path().join("t.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args([
+            "run",
+            "--agent",
+            &agent,
+            "--workspace",
+            &dir.path().join("ws").display().to_string(),
+        ])
+        .args(["--trace", &trace.display().to_string(), "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the tool runs, then interrupt as a terminal's Ctrl-C would.
+    let mut waited = 0;
+    while !std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .contains("\"tool_started\"")
+    {
+        std::thread::sleep(Duration::from_millis(50));
+        waited += 1;
+        assert!(waited < 400, "the tool never started");
+    }
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let lines = read_trace(&trace);
+    let events: Vec<&str> = of(&lines, "dispatch")
+        .iter()
+        .map(|d| d["event"].as_str().unwrap())
+        .collect();
+    assert!(events.contains(&"post_tool_use_cancelled"), "{events:?}");
+    assert!(!events.contains(&"post_tool_use"));
+    assert_eq!(events.last(), Some(&"session_end"));
+    assert_eq!(of(&lines, "session_end")[0]["status"], "cancelled");
+}
