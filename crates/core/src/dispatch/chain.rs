@@ -11,7 +11,8 @@ use futures::FutureExt;
 use futures::future::join_all;
 use serde_json::{Value, json};
 use tollgate_protocol::{
-    Decision, Event, EventData, FailureMode, Outcome, Payload, Rewrite, RunStatus, SideEffect,
+    Decision, Event, EventData, FailureMode, Outcome, OutcomeExtras, Payload, Rewrite, RunStatus,
+    SideEffect,
 };
 
 use super::run::{Settled, panic_message, run, triggers};
@@ -196,7 +197,9 @@ impl Chain {
                 Ok(()) => self.answered(entry, mode, outcome),
                 Err(message) => {
                     // What the hook did happened all the same; only its answer is void.
-                    self.record_side_effects(entry, outcome.side_effects);
+                    let (_, extras) = outcome.into_parts();
+                    let effects = extras.map(|extras| extras.side_effects);
+                    self.record_side_effects(entry, effects.unwrap_or_default());
                     self.failed(entry, mode, RunStatus::InvalidOutput, message)
                 }
             },
@@ -217,12 +220,12 @@ impl Chain {
     }
 
     fn answered(&mut self, entry: &Entry, mode: DispatchMode, outcome: Outcome) -> Applied {
-        let Outcome {
-            decision,
+        let (decision, extras) = outcome.into_parts();
+        let OutcomeExtras {
             rewrite,
             additional_context,
             side_effects,
-        } = outcome;
+        } = extras.unwrap_or_default();
         self.record_side_effects(entry, side_effects);
         let decision = with_default_reason(decision, &entry.name);
         if let Some(context) = additional_context {
@@ -355,7 +358,7 @@ impl Chain {
 
 /// Arguments can only be rewritten before a call, results only after it.
 fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
-    match (&outcome.rewrite, event) {
+    match (outcome.rewrite(), event) {
         (None, _)
         | (Some(Rewrite::Args(_)), Event::PreToolUse)
         | (Some(Rewrite::Result(_)), Event::PostToolUse) => Ok(()),
