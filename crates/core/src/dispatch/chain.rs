@@ -91,7 +91,7 @@ impl Chain {
                 }
                 Err(message) => {
                     now = None;
-                    (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO)
+                    (Settled::failed(RunStatus::Crashed, message), Duration::ZERO)
                 }
             };
             if self.outcome.runs.is_empty() {
@@ -136,7 +136,7 @@ impl Chain {
                     (ran.settled, ran.took)
                 }
                 Err(message) => (
-                    Settled::Failed(RunStatus::Crashed, message.clone()),
+                    Settled::failed(RunStatus::Crashed, message.clone()),
                     Duration::ZERO,
                 ),
             }
@@ -203,7 +203,7 @@ impl Chain {
                     self.failed(entry, mode, RunStatus::InvalidOutput, message)
                 }
             },
-            Settled::Failed(status, error) => self.failed(entry, mode, status, error),
+            Settled::Failed(failure) => self.failed(entry, mode, failure.status, failure.error),
         };
         self.outcome.runs.push(HookRun {
             hook: entry.name.clone(),
