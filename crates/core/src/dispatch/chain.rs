@@ -15,7 +15,7 @@ use tollgate_protocol::{
     SideEffect,
 };
 
-use super::run::{Settled, panic_message, run, triggers};
+use super::run::{Failure, Settled, panic_message, run, triggers};
 use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
@@ -37,27 +37,6 @@ pub(super) struct Chain {
 enum Step {
     Continue,
     Stop,
-}
-
-/// What one run amounted to, for its record.
-struct Applied {
-    step: Step,
-    status: RunStatus,
-    decision: Option<Decision>,
-    error: Option<String>,
-    rewrote: bool,
-}
-
-impl Applied {
-    fn completed(decision: Decision) -> Self {
-        Self {
-            step: Step::Continue,
-            status: RunStatus::Completed,
-            decision: Some(decision),
-            error: None,
-            rewrote: false,
-        }
-    }
 }
 
 impl Chain {
@@ -192,64 +171,83 @@ impl Chain {
         settled: Settled,
         duration: Duration,
     ) -> Step {
-        let applied = match settled {
+        // Filled in place rather than assembled from intermediate values: moving those cost
+        // more than the rest of the bookkeeping.
+        let mut run = HookRun {
+            hook: entry.name.clone(),
+            kind: entry.kind,
+            source: entry.source,
+            status: RunStatus::Completed,
+            decision: None,
+            error: None,
+            failure_mode: entry.failure_mode,
+            duration,
+            rewrote: false,
+        };
+        let step = match settled {
             Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
-                Ok(()) => self.answered(entry, mode, outcome),
+                Ok(()) => self.answered(entry, mode, outcome, &mut run),
                 Err(message) => {
                     // What the hook did happened all the same; only its answer is void.
                     let (_, extras) = outcome.into_parts();
                     let effects = extras.map(|extras| extras.side_effects);
                     self.record_side_effects(entry, effects.unwrap_or_default());
-                    self.failed(entry, mode, RunStatus::InvalidOutput, message)
+                    self.failed(entry, mode, RunStatus::InvalidOutput, message, &mut run)
                 }
             },
-            Settled::Failed(failure) => self.failed(entry, mode, failure.status, failure.error),
+            Settled::Failed(failure) => {
+                let Failure { status, error } = *failure;
+                self.failed(entry, mode, status, error, &mut run)
+            }
         };
-        self.outcome.runs.push(HookRun {
-            hook: entry.name.clone(),
-            kind: entry.kind,
-            source: entry.source,
-            status: applied.status,
-            decision: applied.decision,
-            error: applied.error,
-            failure_mode: entry.failure_mode,
-            duration,
-            rewrote: applied.rewrote,
-        });
-        applied.step
+        self.outcome.runs.push(run);
+        step
     }
 
-    fn answered(&mut self, entry: &Entry, mode: DispatchMode, outcome: Outcome) -> Applied {
+    fn answered(
+        &mut self,
+        entry: &Entry,
+        mode: DispatchMode,
+        outcome: Outcome,
+        run: &mut HookRun,
+    ) -> Step {
         let (decision, extras) = outcome.into_parts();
-        let OutcomeExtras {
-            rewrite,
-            additional_context,
-            side_effects,
-        } = extras.unwrap_or_default();
-        self.record_side_effects(entry, side_effects);
+        let rewrite = extras.and_then(|extras| self.record_extras(entry, extras));
         let decision = with_default_reason(decision, &entry.name);
-        if let Some(context) = additional_context {
-            self.outcome.additional_context.push(context);
-        }
-        let mut applied = Applied::completed(decision.clone());
         if mode == DispatchMode::Notification {
-            return applied;
+            run.decision = Some(decision);
+            return Step::Continue;
         }
         if decision.is_deny() {
-            applied.step = self.deny(decision, &entry.name);
-            return applied;
+            run.decision = Some(decision.clone());
+            return self.deny(decision, &entry.name);
         }
         if let Some(rewrite) = rewrite {
-            applied.rewrote = true;
+            run.rewrote = true;
             self.rewrite(rewrite);
         }
         // An ask after the call ran has nobody to ask: it is recorded, not folded.
         let foldable_ask =
             mode == DispatchMode::Blocking && matches!(decision, Decision::Ask { .. });
         if foldable_ask && self.first_ask.is_none() {
-            self.first_ask = Some((decision, entry.name.clone()));
+            self.first_ask = Some((decision.clone(), entry.name.clone()));
         }
-        applied
+        run.decision = Some(decision);
+        Step::Continue
+    }
+
+    /// Records an answer's side effects and context; returns its rewrite.
+    fn record_extras(&mut self, entry: &Entry, extras: OutcomeExtras) -> Option<Rewrite> {
+        let OutcomeExtras {
+            rewrite,
+            additional_context,
+            side_effects,
+        } = extras;
+        self.record_side_effects(entry, side_effects);
+        if let Some(context) = additional_context {
+            self.outcome.additional_context.push(context);
+        }
+        rewrite
     }
 
     fn failed(
@@ -258,7 +256,8 @@ impl Chain {
         mode: DispatchMode,
         status: RunStatus,
         error: String,
-    ) -> Applied {
+        run: &mut HookRun,
+    ) -> Step {
         let event = &self.outcome.event;
         tracing::warn!(
             hook = %entry.name, %event, status = status.as_str(), error = %error,
@@ -271,13 +270,8 @@ impl Chain {
                 json!({"status": status.as_str(), "error": &error, "failure_mode": entry.failure_mode.as_str()}),
             ),
         });
-        let mut applied = Applied {
-            step: Step::Continue,
-            status,
-            decision: None,
-            error: None,
-            rewrote: false,
-        };
+        run.status = status;
+        let mut step = Step::Continue;
         if entry.failure_mode == FailureMode::FailClosed && mode != DispatchMode::Notification {
             let reason = format!(
                 "hook `{}` failed ({}): {error}; failure_mode is fail_closed",
@@ -285,11 +279,11 @@ impl Chain {
                 status.as_str()
             );
             let decision = Decision::deny(reason);
-            applied.decision = Some(decision.clone());
-            applied.step = self.deny(decision, &entry.name);
+            run.decision = Some(decision.clone());
+            step = self.deny(decision, &entry.name);
         }
-        applied.error = Some(error);
-        applied
+        run.error = Some(error);
+        step
     }
 
     /// Hands a fire-and-forget hook to the background queue and records that it did (or that
