@@ -57,27 +57,30 @@ impl Chain {
         let mut now: Option<Instant> = None;
         for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
             let ctx = HookContext::new(self.current.clone());
-            let (settled, duration) = match triggers(entry, &ctx) {
-                Ok(false) => {
-                    now = None;
-                    continue;
-                }
-                Ok(true) => {
+            let triggered = triggers(entry, &ctx);
+            if let Ok(false) = triggered {
+                now = None;
+                continue;
+            }
+            if self.outcome.runs.is_empty() {
+                // Allocate once, and only when a hook is about to run.
+                self.outcome.runs.reserve_exact(candidates.len() - n);
+            }
+            // Each arm hands its result straight to `apply`: going through a shared
+            // (settled, duration) value costs a copy per hook.
+            let step = match triggered {
+                Ok(_) => {
                     let start = now.unwrap_or_else(Instant::now);
                     let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
                     now = Some(ran.end);
-                    (ran.settled, ran.took)
+                    self.apply(entry, hooks.mode, ran.settled, ran.took)
                 }
                 Err(message) => {
                     now = None;
-                    (Settled::failed(RunStatus::Crashed, message), Duration::ZERO)
+                    let settled = Settled::failed(RunStatus::Crashed, message);
+                    self.apply(entry, hooks.mode, settled, Duration::ZERO)
                 }
             };
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook actually ran.
-                self.outcome.runs.reserve_exact(candidates.len() - n);
-            }
-            let step = self.apply(entry, hooks.mode, settled, duration);
             if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
                 now = None; // the rewrite cloned the payload
             }

@@ -75,39 +75,37 @@ async fn settle(hook: &dyn Hook, deadline: Duration, ctx: HookContext, start: In
         Err(panic) => return crashed(panic),
     };
     // Most in-process hooks finish on their first poll; only those that do not are put under
-    // a timer, which keeps the common path free of timer registration.
-    let first = poll_fn(|cx| Poll::Ready(poll_caught(&mut future, cx))).await;
-    let answer = match first {
-        Poll::Ready(answer) => answer,
-        // Boxed so the timer lives on the heap only for hooks that need it; inline, it would
-        // bloat every run's state.
-        Poll::Pending => {
-            let rest = poll_fn(|cx| poll_caught(&mut future, cx));
-            match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), rest)).await {
-                Ok(answer) => answer,
-                Err(_) => return timed_out(deadline, None),
-            }
-        }
-    };
-    match answer {
-        Ok(Ok(outcome)) => Settled::Answered(outcome),
-        Ok(Err(error)) => Settled::failed(error.kind().into(), error.message().to_owned()),
-        Err(panic) => crashed(panic),
+    // a timer, which keeps the common path free of timer registration. The first answer is
+    // returned at once so that it is not kept in this future's state across the later await.
+    if let Some(settled) = poll_fn(|cx| Poll::Ready(poll_settled(&mut future, cx))).await {
+        return settled;
+    }
+    // Boxed so the timer lives on the heap only for hooks that need it; inline, it would bloat
+    // every run's state.
+    let rest = poll_fn(|cx| match poll_settled(&mut future, cx) {
+        Some(settled) => Poll::Ready(settled),
+        None => Poll::Pending,
+    });
+    match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), rest)).await {
+        Ok(settled) => settled,
+        Err(_) => timed_out(deadline, None),
     }
 }
 
-type Caught = Result<Result<Outcome, HookError>, Box<dyn Any + Send>>;
-
-/// Polls the hook's future once, catching a panic. A future that panicked is never polled
-/// again: the panic is its (ready) answer.
-fn poll_caught(
+/// Polls the hook's future once, catching a panic; `None` while it is pending. A future that
+/// panicked is never polled again: the panic is its answer.
+fn poll_settled(
     future: &mut BoxFuture<'_, Result<Outcome, HookError>>,
     cx: &mut Context<'_>,
-) -> Poll<Caught> {
+) -> Option<Settled> {
     match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Ready(answer)) => Poll::Ready(Ok(answer)),
-        Ok(Poll::Pending) => Poll::Pending,
-        Err(panic) => Poll::Ready(Err(panic)),
+        Ok(Poll::Ready(Ok(outcome))) => Some(Settled::Answered(outcome)),
+        Ok(Poll::Ready(Err(error))) => Some(Settled::failed(
+            error.kind().into(),
+            error.message().to_owned(),
+        )),
+        Ok(Poll::Pending) => None,
+        Err(panic) => Some(crashed(panic)),
     }
 }
 
