@@ -216,18 +216,16 @@ impl Chain {
     ) -> Step {
         let (decision, extras) = outcome.into_parts();
         let rewrite = extras.and_then(|extras| self.record_extras(entry, extras));
-        let decision = with_default_reason(decision, &entry.name);
+        // The decision goes into the record at once and is read from there: moving it on
+        // again costs more than the rest of this function.
+        let decision = run.decision.insert(decision);
+        give_default_reason(decision, &entry.name);
         if mode == DispatchMode::Notification {
-            run.decision = Some(decision);
             return Step::Continue;
         }
         if decision.is_deny() {
-            run.decision = Some(decision.clone());
+            let decision = decision.clone();
             return self.deny(decision, &entry.name);
-        }
-        if let Some(rewrite) = rewrite {
-            run.rewrote = true;
-            self.rewrite(rewrite);
         }
         // An ask after the call ran has nobody to ask: it is recorded, not folded.
         let foldable_ask =
@@ -235,7 +233,10 @@ impl Chain {
         if foldable_ask && self.first_ask.is_none() {
             self.first_ask = Some((decision.clone(), entry.name.clone()));
         }
-        run.decision = Some(decision);
+        if let Some(rewrite) = rewrite {
+            run.rewrote = true;
+            self.rewrite(rewrite);
+        }
         Step::Continue
     }
 
@@ -370,15 +371,15 @@ fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
 
 /// A deny or ask without a reason gets one naming the hook, so the model and the human always
 /// learn who decided.
-fn with_default_reason(decision: Decision, hook: &str) -> Decision {
+fn give_default_reason(decision: &mut Decision, hook: &str) {
     match decision {
         Decision::Deny { reason } if reason.trim().is_empty() => {
-            Decision::deny(format!("denied by hook `{hook}` (no reason given)"))
+            *reason = format!("denied by hook `{hook}` (no reason given)");
         }
         Decision::Ask { reason } if reason.trim().is_empty() => {
-            Decision::ask(format!("hook `{hook}` asks for approval (no reason given)"))
+            *reason = format!("hook `{hook}` asks for approval (no reason given)");
         }
-        other => other,
+        _ => {}
     }
 }
 
