@@ -363,6 +363,19 @@ mod tests {
     }
 
     #[test]
+    fn outcomes_from_parts_compare_by_content_not_by_storage() {
+        let plain = Outcome::from_parts(Decision::Allow, OutcomeExtras::default());
+        assert_eq!(plain, Outcome::allow());
+        assert_eq!(plain.into_parts(), (Decision::Allow, None));
+        let noted = Outcome::deny("no").with_context("why");
+        let (decision, extras) = noted.clone().into_parts();
+        let rebuilt = Outcome::from_parts(decision, extras.unwrap_or_default());
+        assert_eq!(rebuilt, noted);
+        assert_eq!(rebuilt.additional_context(), Some("why"));
+        assert!(rebuilt.side_effects().is_empty() && rebuilt.rewrite().is_none());
+    }
+
+    #[test]
     fn builders_set_one_rewrite() {
         let outcome = Outcome::allow()
             .with_args(serde_json::json!({"a": 1}))
