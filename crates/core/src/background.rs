@@ -103,9 +103,9 @@ fn log_detached(hook: &str, event: &Event, settled: Settled, took: Duration) {
         Settled::Answered(_) => {
             tracing::debug!(hook, %event, duration_ms, "detached hook completed");
         }
-        Settled::Failed(status, error) => {
+        Settled::Failed(failure) => {
             tracing::warn!(
-                hook, %event, duration_ms, status = status.as_str(), error = %error,
+                hook, %event, duration_ms, status = failure.status.as_str(), error = %failure.error,
                 "detached hook failed"
             );
         }

@@ -34,7 +34,8 @@ pub mod wire;
 pub use error::ProtocolError;
 pub use event::{ALIASES, BUILTIN_EVENTS, CustomEvent, Event};
 pub use outcome::{
-    Decision, FailureMode, HookKind, HookSource, Outcome, Rewrite, RunStatus, SideEffect,
+    Decision, FailureMode, HookKind, HookSource, Outcome, OutcomeExtras, Rewrite, RunStatus,
+    SideEffect,
 };
 pub use payload::{
     ApprovalCorrection, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus,

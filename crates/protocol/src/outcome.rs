@@ -101,16 +101,34 @@ impl SideEffect {
 }
 
 /// One hook's answer. `Outcome::default()` is "no opinion": allow, no rewrite, no context.
+///
+/// Only the decision is stored inline; the rest (rewrite, context, side effects) sits behind one
+/// pointer that stays empty for a plain verdict, so the common answer is small to move and
+/// allocates nothing. Build it with the `with_*` methods, read it with the accessors.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outcome {
     /// The verdict.
     pub decision: Decision,
+    /// `None` whenever the extras would be empty, so that equality ignores how an outcome was
+    /// built.
+    extras: Option<Box<OutcomeExtras>>,
+}
+
+/// What an [`Outcome`] carries besides its decision.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutcomeExtras {
     /// A rewrite of the arguments or of the result.
     pub rewrite: Option<Rewrite>,
     /// Text added to the model's context.
     pub additional_context: Option<String>,
     /// What the hook did besides deciding.
     pub side_effects: Vec<SideEffect>,
+}
+
+impl OutcomeExtras {
+    fn is_empty(&self) -> bool {
+        self.rewrite.is_none() && self.additional_context.is_none() && self.side_effects.is_empty()
+    }
 }
 
 impl Outcome {
@@ -129,11 +147,41 @@ impl Outcome {
         Self::from(Decision::ask(reason))
     }
 
+    /// An outcome from its parts (the inverse of [`Outcome::into_parts`]).
+    pub fn from_parts(decision: Decision, extras: OutcomeExtras) -> Self {
+        Self {
+            decision,
+            extras: (!extras.is_empty()).then(|| Box::new(extras)),
+        }
+    }
+
+    /// The decision and, unless the outcome is a plain verdict, the rest.
+    pub fn into_parts(self) -> (Decision, Option<OutcomeExtras>) {
+        (self.decision, self.extras.map(|extras| *extras))
+    }
+
+    /// The rewrite of the arguments or of the result, if any.
+    pub fn rewrite(&self) -> Option<&Rewrite> {
+        self.extras.as_ref()?.rewrite.as_ref()
+    }
+
+    /// The text added to the model's context, if any.
+    pub fn additional_context(&self) -> Option<&str> {
+        self.extras.as_ref()?.additional_context.as_deref()
+    }
+
+    /// What the hook did besides deciding, in order.
+    pub fn side_effects(&self) -> &[SideEffect] {
+        self.extras
+            .as_ref()
+            .map_or(&[], |extras| extras.side_effects.as_slice())
+    }
+
     /// Replaces the tool call's arguments (valid on `pre_tool_use` only). An outcome carries one
     /// rewrite: this replaces an earlier [`Outcome::with_result`].
     #[must_use]
     pub fn with_args(mut self, args: Value) -> Self {
-        self.rewrite = Some(Rewrite::Args(args));
+        self.extras_mut().rewrite = Some(Rewrite::Args(args));
         self
     }
 
@@ -141,22 +189,27 @@ impl Outcome {
     /// rewrite: this replaces an earlier [`Outcome::with_args`].
     #[must_use]
     pub fn with_result(mut self, result: Value) -> Self {
-        self.rewrite = Some(Rewrite::Result(result));
+        self.extras_mut().rewrite = Some(Rewrite::Result(result));
         self
     }
 
     /// Adds text to the model's context.
     #[must_use]
     pub fn with_context(mut self, context: impl Into<String>) -> Self {
-        self.additional_context = Some(context.into());
+        self.extras_mut().additional_context = Some(context.into());
         self
     }
 
     /// Records a side effect.
     #[must_use]
     pub fn with_side_effect(mut self, effect: SideEffect) -> Self {
-        self.side_effects.push(effect);
+        self.extras_mut().side_effects.push(effect);
         self
+    }
+
+    /// Every `with_*` method stores something, so the extras never stay empty.
+    fn extras_mut(&mut self) -> &mut OutcomeExtras {
+        self.extras.get_or_insert_with(Box::default)
     }
 }
 
@@ -164,7 +217,7 @@ impl From<Decision> for Outcome {
     fn from(decision: Decision) -> Self {
         Self {
             decision,
-            ..Self::default()
+            extras: None,
         }
     }
 }
@@ -310,13 +363,26 @@ mod tests {
     }
 
     #[test]
+    fn outcomes_from_parts_compare_by_content_not_by_storage() {
+        let plain = Outcome::from_parts(Decision::Allow, OutcomeExtras::default());
+        assert_eq!(plain, Outcome::allow());
+        assert_eq!(plain.into_parts(), (Decision::Allow, None));
+        let noted = Outcome::deny("no").with_context("why");
+        let (decision, extras) = noted.clone().into_parts();
+        let rebuilt = Outcome::from_parts(decision, extras.unwrap_or_default());
+        assert_eq!(rebuilt, noted);
+        assert_eq!(rebuilt.additional_context(), Some("why"));
+        assert!(rebuilt.side_effects().is_empty() && rebuilt.rewrite().is_none());
+    }
+
+    #[test]
     fn builders_set_one_rewrite() {
         let outcome = Outcome::allow()
             .with_args(serde_json::json!({"a": 1}))
             .with_result(serde_json::json!("r"));
         assert_eq!(
-            outcome.rewrite,
-            Some(Rewrite::Result(serde_json::json!("r")))
+            outcome.rewrite(),
+            Some(&Rewrite::Result(serde_json::json!("r")))
         );
     }
 }

@@ -254,7 +254,7 @@ fn a_second_field_can_only_make_an_outcome_stricter() {
 fn rewrites_are_exclusive_and_consistent() {
     let args = outcome(json!({"hookSpecificOutput":{"updatedInput":{"dry_run":true}}}));
     assert_eq!(
-        args.map(|o| o.rewrite),
+        args.map(|o| o.rewrite().cloned()),
         Ok(Some(Rewrite::Args(json!({"dry_run":true}))))
     );
     assert!(outcome(json!({"modified_args":{},"modified_result":"x"})).is_err());
@@ -271,14 +271,18 @@ fn rewrites_are_exclusive_and_consistent() {
 #[test]
 fn a_rewrite_to_null_is_a_rewrite_and_an_absent_field_is_none() {
     assert_eq!(
-        outcome(json!({"modified_result": null})).map(|o| o.rewrite),
+        outcome(json!({"modified_result": null})).map(|o| o.rewrite().cloned()),
         Ok(Some(Rewrite::Result(Value::Null)))
     );
     assert_eq!(
-        outcome(json!({"hookSpecificOutput": {"updatedInput": null}})).map(|o| o.rewrite),
+        outcome(json!({"hookSpecificOutput": {"updatedInput": null}}))
+            .map(|o| o.rewrite().cloned()),
         Ok(Some(Rewrite::Args(Value::Null)))
     );
-    assert_eq!(outcome(json!({"reason": "x"})).map(|o| o.rewrite), Ok(None));
+    assert_eq!(
+        outcome(json!({"reason": "x"})).map(|o| o.rewrite().cloned()),
+        Ok(None)
+    );
     let stop = parse(with_common(
         "subagent_stop",
         json!({"task_id":"k","agent_type":"a","success":true,"status":"completed","duration_seconds":1.0,"result":null}),
@@ -320,7 +324,7 @@ fn an_error_message_denies_even_next_to_allow_true() {
 fn claude_codes_updated_mcp_tool_output_is_accepted() {
     let wire = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "redacted"}});
     assert_eq!(
-        outcome(wire).map(|o| o.rewrite),
+        outcome(wire).map(|o| o.rewrite().cloned()),
         Ok(Some(Rewrite::Result(json!("redacted"))))
     );
 }

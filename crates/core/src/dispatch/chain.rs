@@ -11,10 +11,11 @@ use futures::FutureExt;
 use futures::future::join_all;
 use serde_json::{Value, json};
 use tollgate_protocol::{
-    Decision, Event, EventData, FailureMode, Outcome, Payload, Rewrite, RunStatus, SideEffect,
+    Decision, Event, EventData, FailureMode, Outcome, OutcomeExtras, Payload, Rewrite, RunStatus,
+    SideEffect,
 };
 
-use super::run::{Settled, panic_message, run, triggers};
+use super::run::{Failure, Settled, panic_message, run, triggers};
 use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
@@ -38,27 +39,6 @@ enum Step {
     Stop,
 }
 
-/// What one run amounted to, for its record.
-struct Applied {
-    step: Step,
-    status: RunStatus,
-    decision: Option<Decision>,
-    error: Option<String>,
-    rewrote: bool,
-}
-
-impl Applied {
-    fn completed(decision: Decision) -> Self {
-        Self {
-            step: Step::Continue,
-            status: RunStatus::Completed,
-            decision: Some(decision),
-            error: None,
-            rewrote: false,
-        }
-    }
-}
-
 impl Chain {
     pub(super) fn new(outcome: DispatchOutcome, payload: Arc<Payload>) -> Self {
         Self {
@@ -77,27 +57,30 @@ impl Chain {
         let mut now: Option<Instant> = None;
         for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
             let ctx = HookContext::new(self.current.clone());
-            let (settled, duration) = match triggers(entry, &ctx) {
-                Ok(false) => {
-                    now = None;
-                    continue;
-                }
-                Ok(true) => {
+            let triggered = triggers(entry, &ctx);
+            if let Ok(false) = triggered {
+                now = None;
+                continue;
+            }
+            if self.outcome.runs.is_empty() {
+                // Allocate once, and only when a hook is about to run.
+                self.outcome.runs.reserve_exact(candidates.len() - n);
+            }
+            // Each arm hands its result straight to `apply`: going through a shared
+            // (settled, duration) value costs a copy per hook.
+            let step = match triggered {
+                Ok(_) => {
                     let start = now.unwrap_or_else(Instant::now);
                     let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
                     now = Some(ran.end);
-                    (ran.settled, ran.took)
+                    self.apply(entry, hooks.mode, ran.settled, ran.took)
                 }
                 Err(message) => {
                     now = None;
-                    (Settled::Failed(RunStatus::Crashed, message), Duration::ZERO)
+                    let settled = Settled::failed(RunStatus::Crashed, message);
+                    self.apply(entry, hooks.mode, settled, Duration::ZERO)
                 }
             };
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook actually ran.
-                self.outcome.runs.reserve_exact(candidates.len() - n);
-            }
-            let step = self.apply(entry, hooks.mode, settled, duration);
             if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
                 now = None; // the rewrite cloned the payload
             }
@@ -135,7 +118,7 @@ impl Chain {
                     (ran.settled, ran.took)
                 }
                 Err(message) => (
-                    Settled::Failed(RunStatus::Crashed, message.clone()),
+                    Settled::failed(RunStatus::Crashed, message.clone()),
                     Duration::ZERO,
                 ),
             }
@@ -191,62 +174,84 @@ impl Chain {
         settled: Settled,
         duration: Duration,
     ) -> Step {
-        let applied = match settled {
-            Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
-                Ok(()) => self.answered(entry, mode, outcome),
-                Err(message) => {
-                    // What the hook did happened all the same; only its answer is void.
-                    self.record_side_effects(entry, outcome.side_effects);
-                    self.failed(entry, mode, RunStatus::InvalidOutput, message)
-                }
-            },
-            Settled::Failed(status, error) => self.failed(entry, mode, status, error),
-        };
-        self.outcome.runs.push(HookRun {
+        // Filled in place rather than assembled from intermediate values: moving those cost
+        // more than the rest of the bookkeeping.
+        let mut run = HookRun {
             hook: entry.name.clone(),
             kind: entry.kind,
             source: entry.source,
-            status: applied.status,
-            decision: applied.decision,
-            error: applied.error,
+            status: RunStatus::Completed,
+            decision: None,
+            error: None,
             failure_mode: entry.failure_mode,
             duration,
-            rewrote: applied.rewrote,
-        });
-        applied.step
+            rewrote: false,
+        };
+        let step = match settled {
+            Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
+                Ok(()) => self.answered(entry, mode, outcome, &mut run),
+                Err(message) => {
+                    // What the hook did happened all the same; only its answer is void.
+                    let (_, extras) = outcome.into_parts();
+                    let effects = extras.map(|extras| extras.side_effects);
+                    self.record_side_effects(entry, effects.unwrap_or_default());
+                    self.failed(entry, mode, RunStatus::InvalidOutput, message, &mut run)
+                }
+            },
+            Settled::Failed(failure) => {
+                let Failure { status, error } = *failure;
+                self.failed(entry, mode, status, error, &mut run)
+            }
+        };
+        self.outcome.runs.push(run);
+        step
     }
 
-    fn answered(&mut self, entry: &Entry, mode: DispatchMode, outcome: Outcome) -> Applied {
-        let Outcome {
-            decision,
-            rewrite,
-            additional_context,
-            side_effects,
-        } = outcome;
-        self.record_side_effects(entry, side_effects);
-        let decision = with_default_reason(decision, &entry.name);
-        if let Some(context) = additional_context {
-            self.outcome.additional_context.push(context);
-        }
-        let mut applied = Applied::completed(decision.clone());
+    fn answered(
+        &mut self,
+        entry: &Entry,
+        mode: DispatchMode,
+        outcome: Outcome,
+        run: &mut HookRun,
+    ) -> Step {
+        let (decision, extras) = outcome.into_parts();
+        let rewrite = extras.and_then(|extras| self.record_extras(entry, extras));
+        // The decision goes into the record at once and is read from there: moving it on
+        // again costs more than the rest of this function.
+        let decision = run.decision.insert(decision);
+        give_default_reason(decision, &entry.name);
         if mode == DispatchMode::Notification {
-            return applied;
+            return Step::Continue;
         }
         if decision.is_deny() {
-            applied.step = self.deny(decision, &entry.name);
-            return applied;
-        }
-        if let Some(rewrite) = rewrite {
-            applied.rewrote = true;
-            self.rewrite(rewrite);
+            let decision = decision.clone();
+            return self.deny(decision, &entry.name);
         }
         // An ask after the call ran has nobody to ask: it is recorded, not folded.
         let foldable_ask =
             mode == DispatchMode::Blocking && matches!(decision, Decision::Ask { .. });
         if foldable_ask && self.first_ask.is_none() {
-            self.first_ask = Some((decision, entry.name.clone()));
+            self.first_ask = Some((decision.clone(), entry.name.clone()));
         }
-        applied
+        if let Some(rewrite) = rewrite {
+            run.rewrote = true;
+            self.rewrite(rewrite);
+        }
+        Step::Continue
+    }
+
+    /// Records an answer's side effects and context; returns its rewrite.
+    fn record_extras(&mut self, entry: &Entry, extras: OutcomeExtras) -> Option<Rewrite> {
+        let OutcomeExtras {
+            rewrite,
+            additional_context,
+            side_effects,
+        } = extras;
+        self.record_side_effects(entry, side_effects);
+        if let Some(context) = additional_context {
+            self.outcome.additional_context.push(context);
+        }
+        rewrite
     }
 
     fn failed(
@@ -255,7 +260,8 @@ impl Chain {
         mode: DispatchMode,
         status: RunStatus,
         error: String,
-    ) -> Applied {
+        run: &mut HookRun,
+    ) -> Step {
         let event = &self.outcome.event;
         tracing::warn!(
             hook = %entry.name, %event, status = status.as_str(), error = %error,
@@ -268,13 +274,8 @@ impl Chain {
                 json!({"status": status.as_str(), "error": &error, "failure_mode": entry.failure_mode.as_str()}),
             ),
         });
-        let mut applied = Applied {
-            step: Step::Continue,
-            status,
-            decision: None,
-            error: None,
-            rewrote: false,
-        };
+        run.status = status;
+        let mut step = Step::Continue;
         if entry.failure_mode == FailureMode::FailClosed && mode != DispatchMode::Notification {
             let reason = format!(
                 "hook `{}` failed ({}): {error}; failure_mode is fail_closed",
@@ -282,11 +283,11 @@ impl Chain {
                 status.as_str()
             );
             let decision = Decision::deny(reason);
-            applied.decision = Some(decision.clone());
-            applied.step = self.deny(decision, &entry.name);
+            run.decision = Some(decision.clone());
+            step = self.deny(decision, &entry.name);
         }
-        applied.error = Some(error);
-        applied
+        run.error = Some(error);
+        step
     }
 
     /// Hands a fire-and-forget hook to the background queue and records that it did (or that
@@ -355,7 +356,7 @@ impl Chain {
 
 /// Arguments can only be rewritten before a call, results only after it.
 fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
-    match (&outcome.rewrite, event) {
+    match (outcome.rewrite(), event) {
         (None, _)
         | (Some(Rewrite::Args(_)), Event::PreToolUse)
         | (Some(Rewrite::Result(_)), Event::PostToolUse) => Ok(()),
@@ -370,15 +371,15 @@ fn check_rewrite(event: &Event, outcome: &Outcome) -> Result<(), String> {
 
 /// A deny or ask without a reason gets one naming the hook, so the model and the human always
 /// learn who decided.
-fn with_default_reason(decision: Decision, hook: &str) -> Decision {
+fn give_default_reason(decision: &mut Decision, hook: &str) {
     match decision {
         Decision::Deny { reason } if reason.trim().is_empty() => {
-            Decision::deny(format!("denied by hook `{hook}` (no reason given)"))
+            *reason = format!("denied by hook `{hook}` (no reason given)");
         }
         Decision::Ask { reason } if reason.trim().is_empty() => {
-            Decision::ask(format!("hook `{hook}` asks for approval (no reason given)"))
+            *reason = format!("hook `{hook}` asks for approval (no reason given)");
         }
-        other => other,
+        _ => {}
     }
 }
 

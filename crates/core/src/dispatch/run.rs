@@ -1,27 +1,40 @@
 //! Running one hook: matcher, deadline, panic and error isolation.
 
 use std::any::Any;
-use std::future::{Future, poll_fn};
+use std::future::poll_fn;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::pin;
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use quanta::Instant;
 
-use futures::FutureExt;
 use tokio::time::timeout;
 use tollgate_protocol::{Outcome, RunStatus};
 
-use crate::hook::{Hook, HookContext};
+use crate::hook::{BoxFuture, Hook, HookContext, HookError};
 use crate::registry::Entry;
 
 /// How one hook run ended, before the failure mode is applied.
+///
+/// A failure is boxed: the answer is the common case, and keeping this the size of an
+/// [`Outcome`] (with no bytes that only the failure uses) keeps moving it cheap.
 pub(crate) enum Settled {
     /// The hook answered.
     Answered(Outcome),
     /// The hook failed.
-    Failed(RunStatus, String),
+    Failed(Box<Failure>),
+}
+
+/// A hook failure: its status and message.
+pub(crate) struct Failure {
+    pub(crate) status: RunStatus,
+    pub(crate) error: String,
+}
+
+impl Settled {
+    pub(crate) fn failed(status: RunStatus, error: String) -> Self {
+        Self::Failed(Box::new(Failure { status, error }))
+    }
 }
 
 /// Asks the hook's code matcher. A panic is reported as the message of a crashed run.
@@ -45,30 +58,7 @@ pub(crate) async fn run(
     ctx: HookContext,
     start: Instant,
 ) -> Ran {
-    let settled = 'settled: {
-        let future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
-            Ok(future) => future,
-            Err(panic) => break 'settled crashed(panic),
-        };
-        let mut future = pin!(AssertUnwindSafe(future).catch_unwind());
-        // Most in-process hooks finish on their first poll; only those that do not are put
-        // under a timer, which keeps the common path free of timer registration.
-        let answer = match poll_once(future.as_mut()).await {
-            Some(answer) => answer,
-            // Boxed so the timer lives on the heap only for hooks that need it; inline, it
-            // would bloat every run's state.
-            None => match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), future)).await
-            {
-                Ok(answer) => answer,
-                Err(_) => break 'settled timed_out(deadline, None),
-            },
-        };
-        match answer {
-            Ok(Ok(outcome)) => Settled::Answered(outcome),
-            Ok(Err(error)) => Settled::Failed(error.kind().into(), error.message().to_owned()),
-            Err(panic) => crashed(panic),
-        }
-    };
+    let settled = settle(hook, deadline, ctx, start).await;
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
     // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
@@ -77,6 +67,46 @@ pub(crate) async fn run(
         settled => settled,
     };
     Ran { settled, end, took }
+}
+
+async fn settle(hook: &dyn Hook, deadline: Duration, ctx: HookContext, start: Instant) -> Settled {
+    let mut future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
+        Ok(future) => future,
+        Err(panic) => return crashed(panic),
+    };
+    // Most in-process hooks finish on their first poll; only those that do not are put under
+    // a timer, which keeps the common path free of timer registration. The first answer is
+    // returned at once so that it is not kept in this future's state across the later await.
+    if let Some(settled) = poll_fn(|cx| Poll::Ready(poll_settled(&mut future, cx))).await {
+        return settled;
+    }
+    // Boxed so the timer lives on the heap only for hooks that need it; inline, it would bloat
+    // every run's state.
+    let rest = poll_fn(|cx| match poll_settled(&mut future, cx) {
+        Some(settled) => Poll::Ready(settled),
+        None => Poll::Pending,
+    });
+    match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), rest)).await {
+        Ok(settled) => settled,
+        Err(_) => timed_out(deadline, None),
+    }
+}
+
+/// Polls the hook's future once, catching a panic; `None` while it is pending. A future that
+/// panicked is never polled again: the panic is its answer.
+fn poll_settled(
+    future: &mut BoxFuture<'_, Result<Outcome, HookError>>,
+    cx: &mut Context<'_>,
+) -> Option<Settled> {
+    match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        Ok(Poll::Ready(Ok(outcome))) => Some(Settled::Answered(outcome)),
+        Ok(Poll::Ready(Err(error))) => Some(Settled::failed(
+            error.kind().into(),
+            error.message().to_owned(),
+        )),
+        Ok(Poll::Pending) => None,
+        Err(panic) => Some(crashed(panic)),
+    }
 }
 
 fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
@@ -88,19 +118,11 @@ fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
             took.as_millis()
         ),
     };
-    Settled::Failed(RunStatus::TimedOut, message)
-}
-
-async fn poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
-    poll_fn(|cx| match future.poll_unpin(cx) {
-        Poll::Ready(output) => Poll::Ready(Some(output)),
-        Poll::Pending => Poll::Ready(None),
-    })
-    .await
+    Settled::failed(RunStatus::TimedOut, message)
 }
 
 fn crashed(panic: Box<dyn Any + Send>) -> Settled {
-    Settled::Failed(
+    Settled::failed(
         RunStatus::Crashed,
         format!("panicked: {}", panic_message(panic)),
     )

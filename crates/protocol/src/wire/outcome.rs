@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ProtocolError, Result};
-use crate::outcome::{Decision, Outcome, Rewrite, SideEffect};
+use crate::outcome::{Decision, Outcome, OutcomeExtras, Rewrite, SideEffect};
 
 /// A hook's answer on the wire. Every field is optional; `{}` means "no opinion".
 ///
@@ -209,7 +209,7 @@ impl From<SideEffectWire> for SideEffect {
 impl From<&Outcome> for OutcomeWire {
     /// The native fields only.
     fn from(outcome: &Outcome) -> Self {
-        let (modified_args, modified_result) = match &outcome.rewrite {
+        let (modified_args, modified_result) = match outcome.rewrite() {
             Some(Rewrite::Args(args)) => (Some(args.clone()), None),
             Some(Rewrite::Result(result)) => (None, Some(result.clone())),
             None => (None, None),
@@ -224,8 +224,8 @@ impl From<&Outcome> for OutcomeWire {
             reason: outcome.decision.reason().map(str::to_owned),
             modified_args,
             modified_result,
-            additional_context: outcome.additional_context.clone(),
-            side_effects: outcome.side_effects.iter().map(Into::into).collect(),
+            additional_context: outcome.additional_context().map(str::to_owned),
+            side_effects: outcome.side_effects().iter().map(Into::into).collect(),
             ..Self::default()
         }
     }
@@ -276,12 +276,12 @@ impl TryFrom<OutcomeWire> for Outcome {
             .flatten()
             .filter(|text| !text.is_empty())
             .collect();
-        Ok(Self {
-            decision,
+        let extras = OutcomeExtras {
             rewrite,
             additional_context: (!contexts.is_empty()).then(|| contexts.join("\n")),
             side_effects: wire.side_effects.into_iter().map(Into::into).collect(),
-        })
+        };
+        Ok(Self::from_parts(decision, extras))
     }
 }
 
