@@ -6,7 +6,9 @@
 //! [cap-std]: https://docs.rs/cap-std
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use std::io::{Read, Write};
+
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use serde_json::{Value, json};
 use tollgate_core::BoxFuture;
 
@@ -62,18 +64,7 @@ impl Tool for ReadFileTool {
         Box::pin(async move {
             let path = relative(string_arg(args, "path")?)?.to_owned();
             let env = env.clone();
-            blocking(move || {
-                let dir = workspace(&env)?;
-                let len = dir.metadata(&path).map_err(|e| outside(&path, &e))?.len();
-                if len > READ_CAP {
-                    return Err(ToolError::new(format!(
-                        "`{path}` has {len} bytes; read_file returns at most {READ_CAP}"
-                    )));
-                }
-                let text = dir.read_to_string(&path).map_err(|e| outside(&path, &e))?;
-                Ok(Value::String(text))
-            })
-            .await
+            blocking(move || read_capped(&workspace(&env)?, &path)).await
         })
     }
 }
@@ -100,20 +91,76 @@ impl Tool for WriteFileTool {
             let path = relative(string_arg(args, "path")?)?.to_owned();
             let content = string_arg(args, "content")?.to_owned();
             let env = env.clone();
-            blocking(move || {
-                let dir = workspace(&env)?;
-                if let Some(parent) = std::path::Path::new(&path).parent()
-                    && !parent.as_os_str().is_empty()
-                {
-                    dir.create_dir_all(parent).map_err(|e| outside(&path, &e))?;
-                }
-                dir.write(&path, content.as_bytes())
-                    .map_err(|e| outside(&path, &e))?;
-                Ok(json!({"path": path, "bytes": content.len()}))
-            })
-            .await
+            blocking(move || write_regular(&workspace(&env)?, &path, &content)).await
         })
     }
+}
+
+/// O_NONBLOCK: opening a FIFO must not wait for a writer (or a reader).
+fn nonblocking() -> i32 {
+    nix::fcntl::OFlag::O_NONBLOCK.bits()
+}
+
+/// Reads a regular file of at most [`READ_CAP`] bytes; the read itself is bounded too (a file
+/// that grows while it is read, or a device, never fills memory).
+fn read_capped(dir: &Dir, path: &str) -> Result<Value, ToolError> {
+    let file = dir
+        .open_with(
+            path,
+            OpenOptions::new().read(true).custom_flags(nonblocking()),
+        )
+        .map_err(|e| outside(path, &e))?;
+    let meta = file.metadata().map_err(|e| outside(path, &e))?;
+    if !meta.is_file() {
+        // FIFOs and devices would block the tool or never end.
+        return Err(ToolError::new(format!("`{path}` is not a regular file")));
+    }
+    if meta.len() > READ_CAP {
+        return Err(ToolError::new(format!(
+            "`{path}` has {} bytes; read_file returns at most {READ_CAP}",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(READ_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| outside(path, &e))?;
+    if bytes.len() as u64 > READ_CAP {
+        return Err(ToolError::new(format!(
+            "`{path}` grew past {READ_CAP} bytes while it was read"
+        )));
+    }
+    String::from_utf8(bytes)
+        .map(Value::String)
+        .map_err(|_| ToolError::new(format!("`{path}` is not UTF-8 text")))
+}
+
+/// Creates or replaces a regular file (never a FIFO or device), with its parent directories.
+fn write_regular(dir: &Dir, path: &str, content: &str) -> Result<Value, ToolError> {
+    if let Some(parent) = std::path::Path::new(path).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        dir.create_dir_all(parent).map_err(|e| outside(path, &e))?;
+    }
+    let mut file = dir
+        .open_with(
+            path,
+            OpenOptions::new()
+                .write(true)
+                .create(true)
+                .custom_flags(nonblocking()),
+        )
+        .map_err(|e| outside(path, &e))?;
+    let meta = file.metadata().map_err(|e| outside(path, &e))?;
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "`{path}` exists and is not a regular file"
+        )));
+    }
+    file.set_len(0)
+        .and_then(|()| file.write_all(content.as_bytes()))
+        .map_err(|e| outside(path, &e))?;
+    Ok(json!({"path": path, "bytes": content.len()}))
 }
 
 async fn blocking<T: Send + 'static>(
@@ -173,6 +220,21 @@ mod tests {
             assert!(wrote.is_err(), "{path} escaped: {wrote:?}");
         }
         assert!(!outer.path().join("evil").exists());
+        // Special files in the workspace never block the tool.
+        nix::unistd::mkfifo(&inner.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::create_dir(inner.join("dir")).unwrap();
+        for path in ["pipe", "dir"] {
+            let read = ReadFileTool
+                .call(&json!({"path": path}), &env)
+                .await
+                .unwrap_err();
+            assert!(read.0.contains("not a regular file"), "{path}: {read}");
+            // A FIFO without a reader fails to open (ENXIO); a directory is not a regular file.
+            let wrote = WriteFileTool
+                .call(&json!({"path": path, "content": "x"}), &env)
+                .await;
+            assert!(wrote.is_err(), "{path}: {wrote:?}");
+        }
         assert_eq!(
             std::fs::read_to_string(outer.path().join("secret")).unwrap(),
             "s"

@@ -32,6 +32,27 @@ fn spec(name: &str, description: &str) -> ToolSpec {
     }
 }
 
+/// Refuses SQL that reaches files other than the agent's database: `ATTACH` (opens or creates
+/// any file) and `VACUUM INTO` (writes one). SQLite's authorizer would be the precise tool, but
+/// sqlx does not expose it; this scan is on words, so a string literal containing `attach`
+/// is refused too (documented, and a false refusal, never a false pass).
+fn confined(sql: &str) -> Result<(), ToolError> {
+    let words: Vec<String> = sql
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_uppercase)
+        .collect();
+    let attach = words.iter().any(|w| w == "ATTACH");
+    // `VACUUM [schema] INTO file`: both words anywhere is enough to refuse.
+    let vacuum_into = words.iter().any(|w| w == "VACUUM") && words.iter().any(|w| w == "INTO");
+    if attach || vacuum_into {
+        return Err(ToolError::new(
+            "ATTACH and VACUUM INTO are refused: they reach files outside the agent's database",
+        ));
+    }
+    Ok(())
+}
+
 async fn connect(env: &ToolEnv, read_only: bool) -> Result<SqliteConnection, ToolError> {
     let Some(path) = &env.database else {
         return Err(ToolError::new("this agent has no database"));
@@ -67,6 +88,7 @@ impl Tool for SqlQueryTool {
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let sql = string_arg(args, "sql")?;
+            confined(sql)?;
             let mut conn = connect(env, true).await?;
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
                 .fetch_all(&mut conn)
@@ -98,6 +120,7 @@ impl Tool for SqlExecuteTool {
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let sql = string_arg(args, "sql")?;
+            confined(sql)?;
             let mut conn = connect(env, false).await?;
             let done = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
                 .execute(&mut conn)
@@ -207,6 +230,27 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(done, json!({"rows_affected": 1}));
+        for escape in [
+            "ATTACH DATABASE '/tmp/elsewhere.db' AS x",
+            "attach/**/'../x.db' as y",
+            "VACUUM INTO '/tmp/copy.db'",
+            "vacuum main\ninto '/tmp/copy.db'",
+        ] {
+            let refused = SqlExecuteTool
+                .call(&json!({"sql": escape}), &env)
+                .await
+                .unwrap_err();
+            assert!(
+                refused.0.contains("ATTACH and VACUUM INTO"),
+                "{escape}: {refused}"
+            );
+            assert!(
+                SqlQueryTool
+                    .call(&json!({"sql": escape}), &env)
+                    .await
+                    .is_err()
+            );
+        }
         let bad = SqlQueryTool
             .call(&json!({"sql": "SELECT nope FROM t"}), &env)
             .await
