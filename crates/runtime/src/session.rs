@@ -57,6 +57,9 @@ use crate::trace::{Origin, Step, Trace, TraceSink};
 
 /// Deepest delegation chain (the top agent is depth 0).
 pub const MAX_DEPTH: u32 = 4;
+/// How long a force-stopped sub-agent may take to wind down (its running tool is killed at
+/// once; its cancel hooks run under their own deadlines) before it is dropped where it stands.
+pub const FORCE_STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// What every session of a run shares.
 #[derive(Clone)]
@@ -644,9 +647,16 @@ impl<'s> Session<'s> {
             "tool_started",
             json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
         ));
-        let ran = tokio::select! {
-            ran = self.execute(&call) => Some(ran),
-            () = self.cancel.cancelled() => None,
+        let ran = if call.tool_name == CALL_AGENT_TOOL {
+            // A sub-agent sees the cancel itself and winds down through its own hooks; the
+            // call counts as cancelled when the run was cancelled meanwhile.
+            let ran = self.execute(&call).await;
+            (ran.is_ok() || !self.cancel.is_cancelled()).then_some(ran)
+        } else {
+            tokio::select! {
+                ran = self.execute(&call) => Some(ran),
+                () = self.cancel.cancelled() => None,
+            }
         };
         match ran {
             None => {
@@ -868,70 +878,69 @@ impl<'s> Session<'s> {
             }
         };
         let hard = timeout.saturating_mul(3);
-        let ran = tokio::time::timeout(hard, child.run_body(&task)).await;
-        let result = match ran {
-            Ok(ending) => {
-                child.end(&ending).await;
-                drop(child);
-                let (status, outcome) = match ending.status {
-                    EndStatus::Completed => {
-                        let answer = ending.answer.unwrap_or_default();
-                        (SubagentStatus::Completed, Ok(Value::String(answer)))
-                    }
-                    EndStatus::TimedOut => (
-                        SubagentStatus::TimedOut,
-                        Err(format!(
-                            "timed_out: sub-agent `{agent}` ran past {} s and stopped",
-                            timeout.as_secs()
-                        )),
-                    ),
-                    EndStatus::Cancelled => {
-                        (SubagentStatus::Cancelled, Err("cancelled".to_owned()))
-                    }
-                    EndStatus::Failed | EndStatus::TurnLimit => {
-                        let why = ending
-                            .error
-                            .unwrap_or_else(|| ending.status.as_str().to_owned());
-                        (
-                            SubagentStatus::Failed,
-                            Err(format!("sub-agent `{agent}` failed: {why}")),
-                        )
-                    }
-                };
-                let ending = match &outcome {
-                    Ok(answer) => SubagentEnding::Result(answer.clone()),
-                    Err(why) => SubagentEnding::Error(why.clone()),
-                };
-                self.stop_subagent(stop(status, ending), about).await;
-                outcome
-            }
+        let mut body = child.run_body(&task);
+        let ending = match tokio::time::timeout(hard, &mut body).await {
+            Ok(ending) => ending,
             Err(_) => {
+                // Force-stop: cancel the sub-agent so its running tool is killed and its
+                // `post_tool_use_cancelled` still fires; if it does not wind down within the
+                // grace, drop it where it stands.
                 child_cancel.cancel();
+                let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
+                let turns = ending.as_ref().map_or(0, |e| e.turns);
                 let why = format!(
                     "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
                     hard.as_secs(),
                     timeout.as_secs()
                 );
-                child
-                    .end(&Ending {
-                        error: Some(why.clone()),
-                        ..Ending::new(EndStatus::Cancelled, 0)
-                    })
-                    .await;
-                drop(child);
-                self.cancel_subagent(&task_id, &agent, &why, about).await;
-                self.stop_subagent(
-                    stop(
-                        SubagentStatus::Cancelled,
-                        SubagentEnding::Error(why.clone()),
-                    ),
-                    about,
-                )
-                .await;
-                Err(why)
+                let ending = Ending {
+                    error: Some(why),
+                    ..Ending::new(EndStatus::Cancelled, turns)
+                };
+                ending
             }
         };
-        result.map_err(ToolError::new)
+        drop(body);
+        child.end(&ending).await;
+        drop(child);
+        let (status, outcome) = match ending.status {
+            EndStatus::Completed => {
+                let answer = ending.answer.unwrap_or_default();
+                (SubagentStatus::Completed, Ok(Value::String(answer)))
+            }
+            EndStatus::TimedOut => (
+                SubagentStatus::TimedOut,
+                Err(format!(
+                    "timed_out: sub-agent `{agent}` ran past {} s and stopped",
+                    timeout.as_secs()
+                )),
+            ),
+            EndStatus::Cancelled => {
+                let why = ending
+                    .error
+                    .unwrap_or_else(|| "cancelled: the run was cancelled".to_owned());
+                (SubagentStatus::Cancelled, Err(why))
+            }
+            EndStatus::Failed | EndStatus::TurnLimit => {
+                let why = ending
+                    .error
+                    .unwrap_or_else(|| ending.status.as_str().to_owned());
+                (
+                    SubagentStatus::Failed,
+                    Err(format!("sub-agent `{agent}` failed: {why}")),
+                )
+            }
+        };
+        if status == SubagentStatus::Cancelled {
+            let why = outcome.as_ref().err().cloned().unwrap_or_default();
+            self.cancel_subagent(&task_id, &agent, &why, about).await;
+        }
+        let ending = match &outcome {
+            Ok(answer) => SubagentEnding::Result(answer.clone()),
+            Err(why) => SubagentEnding::Error(why.clone()),
+        };
+        self.stop_subagent(stop(status, ending), about).await;
+        outcome.map_err(ToolError::new)
     }
 
     async fn cancel_subagent(&self, task_id: &str, agent: &str, why: &str, about: About<'_>) {
@@ -949,9 +958,16 @@ impl<'s> Session<'s> {
         let (task_id, agent) = (stop.task_id.clone(), stop.agent_type.clone());
         let duration = stop.duration;
         self.trace.emit(subagent_stop_step(&stop));
-        let raced = tokio::select! {
-            _ = self.emit(stop, about) => false,
-            () = self.cancel.cancelled() => true,
+        // A cancel that arrived before the stop is part of this stop; only one that arrives
+        // while the stop hooks run races them.
+        let raced = if self.cancel.is_cancelled() {
+            self.emit(stop, about).await;
+            false
+        } else {
+            tokio::select! {
+                _ = self.emit(stop, about) => false,
+                () = self.cancel.cancelled() => true,
+            }
         };
         if raced {
             let why = "the run was cancelled while the sub-agent's stop hooks ran";

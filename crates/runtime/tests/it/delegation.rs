@@ -21,14 +21,14 @@ fn family(dir: &std::path::Path, timeout: u64, child_script: &[String], child_ex
          subagents:\n  child: {{file: child.yaml, timeout_seconds: {timeout}}}\n{}",
         recorder(
             "parent-rec",
-            "pre_tool_use, post_tool_use, post_tool_use_failure, subagent_start, subagent_stop, subagent_cancel, session_end"
+            "pre_tool_use, post_tool_use, post_tool_use_failure, post_tool_use_cancelled, subagent_start, subagent_stop, subagent_cancel, session_end"
         )
     );
     let child = format!(
         "name: child\nmodel: scripted:child.jsonl\ntools: [bash_code_execute_tool]\n{child_extra}{}",
         recorder(
             "child-rec",
-            "pre_tool_use, post_tool_use, session_start, session_end"
+            "pre_tool_use, post_tool_use, post_tool_use_cancelled, session_start, session_end"
         )
     );
     let parent_script = [
@@ -188,6 +188,13 @@ async fn a_sub_agent_past_three_timeouts_is_force_stopped() {
         .collect();
     assert_eq!(child_ends.len(), 1);
     assert_eq!(child_ends[0].2["status"], "cancelled");
+    // The child's running tool was killed and still got its post event.
+    let child_cancelled: Vec<_> = seen
+        .iter()
+        .filter(|(a, _, p)| a == "child" && p["event"] == "post_tool_use_cancelled")
+        .collect();
+    assert_eq!(child_cancelled.len(), 1);
+    assert_eq!(child_cancelled[0].2["tool_input"]["command"], "sleep 60");
     // The parent's post_tool_use_failure names the timeout.
     let failure = seen
         .iter()
@@ -299,4 +306,70 @@ async fn unknown_or_broken_sub_agents_fail_the_call_not_the_run() {
     );
     let stop = dispatches(&lines, "subagent_stop");
     assert_eq!(stop.len(), 1);
+}
+
+#[tokio::test]
+async fn cancelling_while_a_sub_agent_works_closes_every_event_once() {
+    use tollgate_runtime::trace::{Collect, TraceLine};
+    let (_tmp, dir) = agent_dir();
+    let child_script = [
+        call(
+            "k1",
+            "bash_code_execute_tool",
+            json!({"command": "sleep 60"}),
+        ),
+        answer("never"),
+    ];
+    family(&dir, 30, &child_script, "");
+    let (services, seen, dropped) = services();
+    let cancel = tollgate_runtime::CancellationToken::new();
+    let on_start = cancel.clone();
+    let canceller = move |line: &TraceLine| {
+        if line.step.kind == "tool_started" && line.origin.agent == "child" {
+            on_start.cancel();
+        }
+    };
+    let collect = Arc::new(Collect::default());
+    let request = tollgate_runtime::RunRequest {
+        agent: tollgate_runtime::AgentDef::load(&dir.join("parent.yaml")).unwrap(),
+        prompt: "go".into(),
+        skills: vec![],
+        model: None,
+        workspace: Some(dir.join("ws")),
+    };
+    let report = tollgate_runtime::run(
+        request,
+        &services,
+        vec![collect.clone(), Arc::new(canceller)],
+        cancel,
+    )
+    .await;
+    assert_eq!(report.status, EndStatus::Cancelled);
+    let seen = seen.lock().unwrap().clone();
+    let count = |agent: &str, event: &str| {
+        seen.iter()
+            .filter(|(a, _, p)| a == agent && p["event"] == event)
+            .count()
+    };
+    assert_eq!(count("child", "post_tool_use_cancelled"), 1);
+    assert_eq!(count("child", "session_end"), 1);
+    assert_eq!(count("parent", "subagent_cancel"), 1);
+    assert_eq!(count("parent", "subagent_stop"), 1);
+    assert_eq!(
+        count("parent", "post_tool_use_cancelled"),
+        1,
+        "call_agent was cancelled"
+    );
+    assert_eq!(count("parent", "post_tool_use_failure"), 0);
+    assert_eq!(count("parent", "session_end"), 1);
+    let stop = seen
+        .iter()
+        .find(|(_, _, p)| p["event"] == "subagent_stop")
+        .unwrap()
+        .2
+        .clone();
+    assert_eq!(stop["status"], "cancelled");
+    let lines: Vec<_> = collect.lines().iter().map(TraceLine::to_json).collect();
+    assert_eq!(of(&lines, "subagent_stop").len(), 1);
+    assert_eq!(dropped.load(Ordering::SeqCst), 2);
 }
