@@ -893,11 +893,10 @@ impl<'s> Session<'s> {
                     hard.as_secs(),
                     timeout.as_secs()
                 );
-                let ending = Ending {
+                Ending {
                     error: Some(why),
                     ..Ending::new(EndStatus::Cancelled, turns)
-                };
-                ending
+                }
             }
         };
         drop(body);
