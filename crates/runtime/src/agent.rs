@@ -189,6 +189,15 @@ impl AgentDef {
                 format!("{at}: {}", e.inner())
             })
         })?;
+        // In an agent file `model_config_json` carries hooks only: a misspelt `hooks` key must
+        // not quietly leave the agent without its policy.
+        if let Some(Value::Object(model)) = value.get("model_config_json")
+            && let Some(key) = model.keys().find(|k| *k != "hooks")
+        {
+            return Err(invalid(format!(
+                "model_config_json.{key}: unknown key (an agent file's model_config_json has only `hooks`)"
+            )));
+        }
         let config =
             AgentConfig::parse(path, &value.to_string()).map_err(|e| invalid(e.to_string()))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -287,5 +296,45 @@ impl AgentDef {
     /// The file of sub-agent `name`, resolved.
     pub fn subagent_file(&self, name: &str) -> Option<PathBuf> {
         self.subagents.get(name).map(|s| self.dir.join(&s.file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<AgentDef, AgentError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, text).unwrap();
+        AgentDef::load(&path)
+    }
+
+    #[test]
+    fn strict_keys_refuse_the_agent() {
+        let cases = [
+            ("name: a\ntoolz: []\n", "toolz"),
+            ("name: a\ntools: [rm_rf]\n", "unknown tool `rm_rf`"),
+            ("name: a\nname: b\n", "duplicate"),
+            ("{\"name\": \"a\", \"name\": \"b\"}", "duplicate"),
+            (
+                "name: a\nmodel_config_json: {hook: {class_hooks: []}}\n",
+                "model_config_json.hook",
+            ),
+            (
+                "name: a\nmodel_config_json: {hooks: {class_hook: []}}\n",
+                "class_hook",
+            ),
+            ("name: a\nmodel: gpt-4\n", "scripted:FILE"),
+            ("name: a\nmax_turns: 0\n", "max_turns"),
+            ("name: a\nhooks: [missing.yaml]\n", "hooks[0]"),
+            ("name: ' '\n", "name"),
+        ];
+        for (text, expected) in cases {
+            let err = load(text).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+        let ok = load("name: a\nmodel: scripted:s.jsonl\nmodel_config_json: {hooks: {require_confirmation_for_all: true}}\n").unwrap();
+        assert!(ok.config.require_confirmation_for_all);
     }
 }

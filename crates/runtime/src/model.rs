@@ -37,11 +37,16 @@ pub enum Role {
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
-    /// Its text; `None` for an assistant turn that only calls tools.
-    #[serde(default)]
+    /// Its text; `None` for an assistant turn that only calls tools. Read from a string, `null`
+    /// or an array of content parts (`[{"type": "text", "text": …}]`, whose texts are joined).
+    #[serde(default, deserialize_with = "content_text")]
     pub content: Option<String>,
-    /// The tool calls of an assistant turn.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The tool calls of an assistant turn (`null` reads as none).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub tool_calls: Vec<ModelToolCall>,
     /// For a `tool` message: the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,6 +86,34 @@ pub struct ModelToolCall {
     pub kind: String,
     /// The function called.
     pub function: FunctionCall,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ModelToolCall>, D::Error> {
+    Ok(Option::<Vec<ModelToolCall>>::deserialize(d)?.unwrap_or_default())
+}
+
+fn content_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        Value::String(text) => Ok(Some(text)),
+        Value::Array(parts) => {
+            let mut text = String::new();
+            for part in parts {
+                match part.get("text").and_then(Value::as_str) {
+                    Some(t) => text.push_str(t),
+                    None if part.get("type").and_then(Value::as_str) == Some("refusal") => {
+                        text.push_str(part.get("refusal").and_then(Value::as_str).unwrap_or(""));
+                    }
+                    None => return Err(D::Error::custom("a content part without `text`")),
+                }
+            }
+            Ok(Some(text))
+        }
+        other => Err(D::Error::custom(format!(
+            "content must be a string, null or parts, not {other}"
+        ))),
+    }
 }
 
 fn function_type() -> String {
@@ -204,5 +237,27 @@ impl ModelSpec {
                 |name| std::env::var(name).ok(),
             ))?),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_read_the_shapes_servers_send() {
+        let null_calls: Message =
+            serde_json::from_str(r#"{"role":"assistant","content":"hi","tool_calls":null}"#)
+                .unwrap();
+        assert!(null_calls.tool_calls.is_empty());
+        let parts: Message = serde_json::from_str(
+            r#"{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(parts.content.as_deref(), Some("ab"));
+        assert!(serde_json::from_str::<Message>(r#"{"role":"assistant","content":5}"#).is_err());
+        // What goes out has no `tool_calls` when there are none.
+        let out = serde_json::to_value(Message::text(Role::User, "x")).unwrap();
+        assert_eq!(out, serde_json::json!({"role": "user", "content": "x"}));
     }
 }

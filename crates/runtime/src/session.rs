@@ -337,7 +337,17 @@ impl<'s> Session<'s> {
                 &warning.message,
             ));
         }
-        for name in def.skills.unknown(&skills) {
+        let unknown: Vec<String> = def
+            .skills
+            .unknown(&skills)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let skills: Vec<String> = skills
+            .into_iter()
+            .filter(|s| !unknown.contains(s))
+            .collect();
+        for name in &unknown {
             trace.emit(warning_step(&def.path, "skills", &format!("no skill named `{name}` is available to this agent; nothing was selected for it")));
         }
         // The registry: admin files, the agent's class hooks, its hook files, selected skills.
@@ -439,7 +449,7 @@ impl<'s> Session<'s> {
             env: ToolEnv {
                 workspace,
                 database,
-                bash_timeout: Duration::from_secs(def.bash_timeout_seconds),
+                tool_timeout: Duration::from_secs(def.bash_timeout_seconds),
             },
             def,
             dispatcher,
@@ -579,11 +589,19 @@ impl<'s> Session<'s> {
             }
             let calls = answer.tool_calls.clone();
             messages.push(answer);
+            let mut ids = std::collections::HashSet::new();
             for call in &calls {
                 // A call the run can no longer make is still answered, so the conversation
                 // stays well-formed for whoever resumes it.
                 let content = if let Some(status) = self.stopping() {
                     format!("not run: the session is stopping ({})", status.as_str())
+                } else if call.id.trim().is_empty() || !ids.insert(call.id.as_str()) {
+                    // Hooks, approvals and the trace tell calls apart by id.
+                    self.refuse_call(
+                        &call.id,
+                        &call.function.name,
+                        "the tool call id is empty or repeats an earlier call of this turn",
+                    )
                 } else {
                     let args = serde_json::from_str::<Value>(&call.function.arguments);
                     self.tool_call(&call.id, &call.function.name, args).await
@@ -591,6 +609,20 @@ impl<'s> Session<'s> {
                 messages.push(Message::tool(call.id.clone(), content));
             }
         }
+    }
+
+    /// Records a call that never reaches hooks, and what the model observes instead.
+    fn refuse_call(&self, id: &str, name: &str, why: &str) -> String {
+        self.trace.emit(Step::new(
+            "tool_call",
+            json!({"tool_call_id": id, "tool_name": name, "arguments": Value::Null}),
+        ));
+        let content = format!("not run: {why}");
+        self.trace.emit(Step::new(
+            "observation",
+            json!({"tool_call_id": id, "tool_name": name, "status": "failed", "content": content}),
+        ));
+        content
     }
 
     /// One tool call from proposal to observation; returns what the model observes.

@@ -58,8 +58,9 @@ pub struct ToolEnv {
     pub workspace: PathBuf,
     /// The SQLite database file, when the agent has one.
     pub database: Option<PathBuf>,
-    /// The shell's default deadline.
-    pub bash_timeout: Duration,
+    /// The deadline of one shell command (its default and its maximum) and of one SQL call
+    /// (`bash_timeout_seconds` in the agent file).
+    pub tool_timeout: Duration,
 }
 
 /// One tool.

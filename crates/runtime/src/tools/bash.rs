@@ -16,6 +16,8 @@ use crate::model::ToolSpec;
 
 /// Output kept per stream; the rest is counted and dropped.
 pub const OUTPUT_CAP: usize = 64 * 1024;
+/// How long the output pipes may stay open after the shell exited.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
 /// Longest deadline a call may ask for.
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 
@@ -31,12 +33,18 @@ pub struct BashTool;
 
 struct GroupKiller(Option<Pid>);
 
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
+impl GroupKiller {
+    fn kill(&self) {
         if let Some(group) = self.0 {
             // ESRCH (the group already ended) is the common, harmless case.
             let _ = killpg(group, Signal::SIGKILL);
         }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
@@ -66,9 +74,12 @@ impl Tool for BashTool {
         Box::pin(async move {
             let command = string_arg(args, "command")?;
             let timeout = match args.get("timeout_seconds") {
-                None | Some(Value::Null) => env.bash_timeout,
+                None | Some(Value::Null) => env.tool_timeout,
                 Some(v) => match v.as_u64() {
-                    Some(secs @ 1..=MAX_TIMEOUT_SECS) => Duration::from_secs(secs),
+                    // A call may shorten the agent's deadline, never extend it.
+                    Some(secs @ 1..=MAX_TIMEOUT_SECS) => {
+                        Duration::from_secs(secs).min(env.tool_timeout)
+                    }
                     _ => {
                         return Err(ToolError::new(format!(
                             "`timeout_seconds` must be an integer from 1 to {MAX_TIMEOUT_SECS}"
@@ -101,7 +112,7 @@ async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, T
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::new(format!("cannot start /bin/bash: {e}")))?;
-    let _killer = GroupKiller(
+    let killer = GroupKiller(
         child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -110,16 +121,24 @@ async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, T
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolError::new("cannot capture the shell's output"));
     };
-    let work = async {
-        let (out, err, status) = tokio::join!(capped(stdout), capped(stderr), child.wait());
-        (out, err, status)
-    };
-    let Ok((stdout, stderr, status)) = tokio::time::timeout(timeout, work).await else {
+    // One task drains both pipes while the shell runs (a full pipe would stall it).
+    let mut drain = tokio::spawn(async move { tokio::join!(capped(stdout), capped(stderr)) });
+    let Ok(status) = tokio::time::timeout(timeout, child.wait()).await else {
         return Err(ToolError::new(format!(
             "the command timed out after {} s and was killed",
             timeout.as_secs()
         )));
     };
+    // A background job may hold the pipes after the shell exited: it gets EXIT_GRACE, then
+    // its process group is killed and the output read so far is kept.
+    let drained = match tokio::time::timeout(EXIT_GRACE, &mut drain).await {
+        Ok(drained) => drained,
+        Err(_) => {
+            killer.kill();
+            drain.await
+        }
+    };
+    let (stdout, stderr) = drained.unwrap_or_default();
     let status = status.map_err(|e| ToolError::new(format!("cannot wait for the shell: {e}")))?;
     let code = status.code();
     let result = json!({"exit_code": code, "stdout": stdout, "stderr": stderr});
@@ -157,4 +176,65 @@ async fn capped(mut stream: impl AsyncRead + Unpin) -> String {
         text.push_str(&format!("\n[… {dropped} more bytes not shown]"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(dir: &std::path::Path, secs: u64) -> ToolEnv {
+        ToolEnv {
+            workspace: dir.to_owned(),
+            database: None,
+            tool_timeout: Duration::from_secs(secs),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_background_job_holding_the_pipes_does_not_time_the_call_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ran = BashTool
+            .call(
+                &json!({"command": "sleep 30 & echo started"}),
+                &env(dir.path(), 5),
+            )
+            .await
+            .unwrap();
+        assert_eq!(ran["stdout"], "started\n");
+        assert_eq!(ran["exit_code"], 0);
+    }
+
+    #[tokio::test]
+    async fn a_call_cannot_extend_the_agents_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let slow = json!({"command": "sleep 5", "timeout_seconds": 600});
+        let err = BashTool.call(&slow, &env(dir.path(), 1)).await.unwrap_err();
+        assert!(err.0.contains("timed out after 1 s"), "{err}");
+        let bad = json!({"command": "true", "timeout_seconds": 0});
+        assert!(BashTool.call(&bad, &env(dir.path(), 1)).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn output_is_capped_and_the_environment_is_minimal() {
+        let dir = tempfile::tempdir().unwrap();
+        let flood = BashTool
+            .call(
+                &json!({"command": "head -c 200000 /dev/zero | tr '\\0' a; env"}),
+                &env(dir.path(), 5),
+            )
+            .await
+            .unwrap();
+        let stdout = flood["stdout"].as_str().unwrap();
+        assert!(stdout.len() < OUTPUT_CAP + 100, "{}", stdout.len());
+        assert!(stdout.contains("more bytes not shown"));
+        // SAFETY of the assertion: the test process's own environment has CARGO_* variables;
+        // none reaches the shell.
+        let env_out = BashTool
+            .call(&json!({"command": "env"}), &env(dir.path(), 5))
+            .await
+            .unwrap();
+        let env_text = env_out["stdout"].as_str().unwrap();
+        assert!(!env_text.contains("CARGO"), "{env_text}");
+        assert!(env_text.contains("TOLLGATE_WORKSPACE="));
+    }
 }

@@ -180,7 +180,7 @@ mod tests {
         ToolEnv {
             workspace: dir.to_owned(),
             database: None,
-            bash_timeout: Duration::from_secs(5),
+            tool_timeout: Duration::from_secs(5),
         }
     }
 

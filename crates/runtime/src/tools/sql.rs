@@ -1,5 +1,8 @@
 //! `sql_query` and `sql_execute` on the agent's SQLite database file.
 
+use std::time::Instant;
+
+use futures::TryStreamExt;
 use serde_json::{Map, Value, json};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteRow};
 use sqlx::{Column, ConnectOptions, Row, SqliteConnection, TypeInfo, ValueRef};
@@ -57,17 +60,31 @@ async fn connect(env: &ToolEnv, read_only: bool) -> Result<SqliteConnection, Too
     let Some(path) = &env.database else {
         return Err(ToolError::new("this agent has no database"));
     };
-    SqliteConnectOptions::new()
+    let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .read_only(read_only)
         .create_if_missing(false)
         .connect()
         .await
-        .map_err(|e| ToolError::new(format!("cannot open the database: {e}")))
+        .map_err(|e| ToolError::new(format!("cannot open the database: {e}")))?;
+    // SQLite checks the deadline every few thousand steps and interrupts the statement past it
+    // (a runaway recursive CTE ends instead of running for ever).
+    let deadline = Instant::now() + env.tool_timeout;
+    conn.lock_handle()
+        .await
+        .map_err(|e| ToolError::new(format!("cannot open the database: {e}")))?
+        .set_progress_handler(10_000, move || Instant::now() < deadline);
+    Ok(conn)
 }
 
-fn sql_error(e: &sqlx::Error) -> ToolError {
+fn sql_error(e: &sqlx::Error, env: &ToolEnv) -> ToolError {
     match e {
+        sqlx::Error::Database(db) if db.message().contains("interrupted") => {
+            ToolError::new(format!(
+                "SQL error: the statement ran past {} s and was interrupted",
+                env.tool_timeout.as_secs()
+            ))
+        }
         sqlx::Error::Database(db) => ToolError::new(format!("SQL error: {}", db.message())),
         other => ToolError::new(format!("SQL error: {other}")),
     }
@@ -90,10 +107,16 @@ impl Tool for SqlQueryTool {
             let sql = string_arg(args, "sql")?;
             confined(sql)?;
             let mut conn = connect(env, true).await?;
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
-                .fetch_all(&mut conn)
-                .await
-                .map_err(|e| sql_error(&e))?;
+            // Rows stream in; at most MAX_ROWS + 1 are kept, whatever the query would return.
+            let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).fetch(&mut conn);
+            let mut rows = Vec::new();
+            while rows.len() <= MAX_ROWS {
+                match stream.try_next().await.map_err(|e| sql_error(&e, env))? {
+                    Some(row) => rows.push(row),
+                    None => break,
+                }
+            }
+            drop(stream);
             let columns: Vec<String> = rows
                 .first()
                 .map(|r| r.columns().iter().map(|c| c.name().to_owned()).collect())
@@ -125,7 +148,7 @@ impl Tool for SqlExecuteTool {
             let done = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
                 .execute(&mut conn)
                 .await
-                .map_err(|e| sql_error(&e))?;
+                .map_err(|e| sql_error(&e, env))?;
             Ok(json!({"rows_affected": done.rows_affected()}))
         })
     }
@@ -179,7 +202,7 @@ pub async fn seed_database(path: &std::path::Path, seed: &str) -> Result<(), Too
         sqlx::raw_sql(sqlx::AssertSqlSafe(seed.to_owned()))
             .execute(&mut conn)
             .await
-            .map_err(|e| sql_error(&e))?;
+            .map_err(|e| ToolError::new(format!("SQL error: {e}")))?;
         Ok(())
     }
     .await;
@@ -208,7 +231,7 @@ mod tests {
         let env = ToolEnv {
             workspace: dir.path().into(),
             database: Some(db),
-            bash_timeout: Duration::from_secs(5),
+            tool_timeout: Duration::from_secs(5),
         };
         let rows = SqlQueryTool
             .call(&json!({"sql": "SELECT * FROM t ORDER BY id"}), &env)
@@ -251,6 +274,25 @@ mod tests {
                     .is_err()
             );
         }
+        // Runaway statements end at the deadline; huge results are cut, not loaded.
+        let quick = ToolEnv {
+            tool_timeout: Duration::from_secs(1),
+            ..env.clone()
+        };
+        let forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+        let stopped = SqlQueryTool
+            .call(&json!({"sql": forever}), &quick)
+            .await
+            .unwrap_err();
+        assert!(stopped.0.contains("interrupted"), "{stopped}");
+        let endless =
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c";
+        let cut = SqlQueryTool
+            .call(&json!({"sql": endless}), &env)
+            .await
+            .unwrap();
+        assert_eq!(cut["rows"].as_array().unwrap().len(), MAX_ROWS);
+        assert_eq!(cut["truncated"], true);
         let bad = SqlQueryTool
             .call(&json!({"sql": "SELECT nope FROM t"}), &env)
             .await

@@ -465,3 +465,58 @@ async fn an_agent_whose_hooks_cannot_be_built_does_not_run() {
     assert!(of(&lines, "model_turn").is_empty());
     assert!(!dir.join("ws/ran").exists());
 }
+
+#[tokio::test]
+async fn repeated_or_empty_call_ids_never_reach_hooks() {
+    let (_tmp, dir) = agent_dir();
+    let call = |id: &str| {
+        json!({"id": id, "type": "function", "function": {"name": "bash_code_execute_tool",
+            "arguments": "{\"command\": \"echo hi\"}"}})
+    };
+    let turn = json!({"role": "assistant", "content": null,
+        "tool_calls": [call("a"), call("a"), call(" ")]})
+    .to_string();
+    let path = agent(&dir, RECORD_ALL, &[turn, answer("ok")]);
+    let (services, _) = recording_services();
+    let (_, lines) = run_agent(&path, "go", &services).await;
+    assert_eq!(dispatches(&lines, "pre_tool_use").len(), 1);
+    let statuses: Vec<Value> = of(&lines, "observation")
+        .iter()
+        .map(|o| o["status"].clone())
+        .collect();
+    assert_eq!(statuses, [json!("ok"), json!("failed"), json!("failed")]);
+}
+
+#[tokio::test]
+async fn an_unknown_skill_is_a_warning_and_is_not_selected() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "skills/real/SKILL.md",
+            "---\nname: real\nhooks:\n  PreToolUse:\n    - script: \"exit 2\"\n---\n",
+        )],
+    );
+    let path = agent(
+        &dir,
+        "skills: [skills/real/SKILL.md]\n",
+        &[
+            call(
+                "c1",
+                "bash_code_execute_tool",
+                json!({"command": "echo hi"}),
+            ),
+            answer("ok"),
+        ],
+    );
+    let (_, lines) = run_agent(&path, "[use nope] [use real] go", &Services::default()).await;
+    assert_eq!(of(&lines, "session_start")[0]["skills"], json!(["real"]));
+    let warnings = of(&lines, "warning");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains("`nope`")),
+        "{warnings:?}"
+    );
+    assert_eq!(dispatches(&lines, "pre_tool_use")[0]["decision"], "deny");
+}
