@@ -73,6 +73,33 @@ pub fn run(args: Run) -> Result<ExitCode> {
         Ok(agent) => agent,
         Err(e) => return Ok(fail(1, &e.to_string())),
     };
+    let unknown = agent.skills.unknown(&args.skills);
+    if !unknown.is_empty() {
+        let known: Vec<&str> = agent.skills.names();
+        return Ok(fail(
+            2,
+            &format!(
+                "no skill named {} in {} (its skills: {})",
+                unknown
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                args.agent.display(),
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    }
+    // The model's shell commands run as this user: keep them from reading this process's
+    // environment (API keys) through /proc/<pid>/environ. (A root process stays readable by
+    // root; run agents as an unprivileged user.)
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("warning: cannot hide this process's environment from its tools: {e}");
+    }
     let model = match args
         .model
         .as_deref()
@@ -106,8 +133,9 @@ pub fn run(args: Run) -> Result<ExitCode> {
             }
         }
     }
+    let cancel = CancellationToken::new();
     let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
-        Arc::new(TerminalApprover(Arc::clone(&console)))
+        Arc::new(TerminalApprover(Arc::clone(&console), cancel.clone()))
     } else {
         Arc::new(DenyApprover)
     };
@@ -134,7 +162,6 @@ pub fn run(args: Run) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let report = runtime.block_on(async {
-        let cancel = CancellationToken::new();
         let on_signal = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -152,6 +179,8 @@ pub fn run(args: Run) -> Result<ExitCode> {
         }
         report
     });
+    // A question still waiting on stdin (cancelled at the prompt) must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
     console.clear();
     let mut out = std::io::stdout().lock();
     let status = report.status.as_str();
@@ -166,7 +195,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
         report.workspace.display()
     )?;
     if let Some(error) = &report.error {
-        writeln!(out, "  error: {error}")?;
+        writeln!(out, "  error: {}", shorten(error, 2000))?;
     }
     Ok(match report.status {
         EndStatus::Completed => ExitCode::SUCCESS,
@@ -247,15 +276,16 @@ impl TraceSink for Renderer {
         let console = &self.0;
         let pad = "  ".repeat(line.origin.depth as usize);
         let tag = if line.origin.depth > 0 {
-            format!("[{}] ", line.origin.agent)
+            format!("[{}] ", shorten(&line.origin.agent, 80))
         } else {
             String::new()
         };
         let field = |key: &str| {
-            line.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
+            // Everything shown comes from models, tools and hooks: escaped.
+            shorten(
+                line.get(key).and_then(Value::as_str).unwrap_or_default(),
+                400,
+            )
         };
         match line.step.kind {
             "session_start" => {
@@ -270,7 +300,7 @@ impl TraceSink for Renderer {
                 };
                 console.say(&format!(
                     "{pad}▶ {tag}agent `{}` · model {} · hooks {} ({} registered) · skills {skills}",
-                    line.origin.agent,
+                    shorten(&line.origin.agent, 80),
                     field("model"),
                     field("hooks"),
                     line.get("hook_count").and_then(Value::as_u64).unwrap_or(0),
@@ -353,7 +383,13 @@ impl TraceSink for Renderer {
                     .and_then(Value::as_f64)
                     .unwrap_or(0.0)
             )),
-            "answer" => console.say(&format!("{pad}{tag}answer: {}", field("content"))),
+            "answer" => {
+                let content = line
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                console.say(&format!("{pad}{tag}answer: {}", clean(content)));
+            }
             "session_end" if line.origin.depth > 0 => {
                 console.say(&format!("{pad}■ {tag}{}", field("status")));
             }
@@ -370,10 +406,11 @@ impl TraceSink for Renderer {
 
 fn render_dispatch(console: &Console, line: &TraceLine, pad: &str) {
     let field = |key: &str| {
-        line.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
+        // Everything shown comes from models, tools and hooks: escaped.
+        shorten(
+            line.get(key).and_then(Value::as_str).unwrap_or_default(),
+            400,
+        )
     };
     let event = field("event");
     let decision = field("decision");
@@ -381,7 +418,7 @@ fn render_dispatch(console: &Console, line: &TraceLine, pad: &str) {
         if b == "permission_gate" {
             " by the permission gate".to_owned()
         } else {
-            format!(" by hook `{b}`")
+            format!(" by hook `{}`", shorten(b, 200))
         }
     });
     let hooks = line.get("hooks").and_then(Value::as_u64).unwrap_or(0);
@@ -457,26 +494,46 @@ fn shorten(text: &str, max: usize) -> String {
     out
 }
 
+/// Escapes control characters (ANSI sequences, BEL, …) but keeps line breaks: for text shown
+/// whole, such as the model's answer.
+fn clean(text: &str) -> String {
+    text.split('\n')
+        .map(|line| shorten(line, usize::MAX))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Asks the person at the terminal.
-struct TerminalApprover(Arc<Console>);
+/// Asks the person at the terminal; a cancelled run stops waiting for the answer.
+struct TerminalApprover(Arc<Console>, CancellationToken);
 
 impl Approver for TerminalApprover {
     fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         let console = Arc::clone(&self.0);
         let question = format!(
             "approve `{}` {}?\n  reason: {}\n  [y/N] ",
-            request.tool_name,
+            shorten(&request.tool_name, 200),
             shorten(&request.arguments.to_string(), 300),
             shorten(&request.reason, 300)
         );
+        let cancel = self.1.clone();
         Box::pin(async move {
-            let answer = tokio::task::spawn_blocking(move || {
+            let asking = tokio::task::spawn_blocking(move || {
                 console.clear();
                 eprint!("{question}");
                 let mut line = String::new();
                 std::io::stdin().lock().read_line(&mut line).map(|_| line)
-            })
-            .await;
+            });
+            let answer = tokio::select! {
+                answer = asking => answer,
+                () = cancel.cancelled() => {
+                    return Approval {
+                        approved: false,
+                        by: "terminal".into(),
+                        note: Some("the run was cancelled before anyone answered".into()),
+                    };
+                }
+            };
             let approved =
                 matches!(answer, Ok(Ok(ref line)) if matches!(line.trim(), "y" | "Y" | "yes"));
             Approval {

@@ -153,12 +153,17 @@ impl SkillSet {
         hooks
     }
 
-    /// Names carried by more than one skill of the set, with their files.
-    pub fn duplicates(&self) -> Vec<(&str, Vec<&str>)> {
+    /// The skills' names, sorted, without repeats.
+    pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         names
+    }
+
+    /// Names carried by more than one skill of the set, with their files.
+    pub fn duplicates(&self) -> Vec<(&str, Vec<&str>)> {
+        self.names()
             .into_iter()
             .filter_map(|name| {
                 let paths: Vec<_> = self

@@ -480,3 +480,44 @@ fn ctrl_c_cancels_the_running_tool_and_still_ends_the_session() {
     assert_eq!(events.last(), Some(&"session_end"));
     assert_eq!(of(&lines, "session_end")[0]["status"], "cancelled");
 }
+
+#[test]
+fn an_unknown_skill_flag_is_refused() {
+    let output = tollgate_run(
+        &["--agent", &example("agent.yaml"), "--skill", "deploi", "go"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`deploi`") && stderr.contains("deploy"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = serde_json::json!([
+        {"role": "assistant", "content": "\u{1b}]0;pwned\u{7}", "tool_calls": [
+            {"id": "e1", "type": "function", "function": {"name": "no\u{1b}[31m_such_tool", "arguments": "{}"}},
+            {"id": "e2", "type": "function", "function": {"name": "bash_code_execute_tool",
+                "arguments": "{\"command\": \"printf '\\\\033[2J\\\\033]8;;http://x\\\\a'\"}"}}
+        ]},
+        {"role": "assistant", "content": "done \u{1b}[31mred\u{1b}[0m\nsecond line"}
+    ])
+    .to_string();
+    let agent = small_agent(dir.path(), "", &script);
+    let ws = dir.path().join("ws").display().to_string();
+    let output = tollgate_run(&["--agent", &agent, "--workspace", &ws, "go"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let shown = text(&output);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("second line"),
+        "the answer keeps its lines: {shown}"
+    );
+}
