@@ -26,6 +26,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 use tollgate_config::{HookFile, Trust};
 use tollgate_core::{BoxFuture, HooksMode};
+use tollgate_handlers::text::escape_controls;
 use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver, DenyApprover};
 use tollgate_runtime::trace::{JsonlFile, TraceLine, TraceSink};
 use tollgate_runtime::{AgentDef, CancellationToken, EndStatus, ModelSpec, RunRequest, Services};
@@ -475,23 +476,14 @@ fn compact(value: Option<&Value>) -> String {
     value.map(Value::to_string).unwrap_or_default()
 }
 
-/// At most `max` characters, control characters escaped (model and hook text is untrusted).
+/// At most `max` characters, line breaks shown as ` ⏎ `, and control, line-separator and
+/// bidirectional characters escaped (model, tool and hook text is untrusted).
 fn shorten(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == max {
-            out.push('…');
-            break;
-        }
-        if c == '\n' {
-            out.push_str(" ⏎ ");
-        } else if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
+    let mut cut: String = text.chars().take(max).collect();
+    if text.chars().nth(max).is_some() {
+        cut.push('…');
     }
-    out
+    escape_controls(&cut.replace('\n', " ⏎ "))
 }
 
 /// Escapes control characters (ANSI sequences, BEL, …) but keeps line breaks: for text shown

@@ -5,7 +5,7 @@ pub mod class;
 pub mod command;
 pub mod http;
 pub mod llm;
-mod text;
+pub mod text;
 
 pub use class::{ClassError, ClassFactory, ClassInstance, ClassTable};
 pub use command::CommandHook;

@@ -13,8 +13,8 @@ use url::Url;
 ///
 /// For every excerpt of text a remote server chose (HTTP error bodies, `Location` headers,
 /// model answers) that ends up in an error message: those become WARN log lines, side effects
-/// and deny reasons.
-pub(crate) fn escape_controls(text: &str) -> String {
+/// and deny reasons. Also what the CLI uses for everything it shows on a terminal.
+pub fn escape_controls(text: &str) -> String {
     if !text.chars().any(needs_escape) {
         return text.to_owned();
     }

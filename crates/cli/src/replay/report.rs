@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 use tollgate_core::{DecidedBy, DispatchOutcome};
+use tollgate_handlers::text::escape_controls;
 use tollgate_protocol::RunStatus;
 
 use super::Prepared;
@@ -245,32 +246,6 @@ fn shorten(text: &str, width: usize) -> String {
     let mut short: String = text.chars().take(width.saturating_sub(1)).collect();
     short.push('…');
     short
-}
-
-/// `text` with control characters (newlines, ANSI escapes, …), line separators and
-/// bidirectional controls written the way `char::escape_default` does, so a transcript or a
-/// hook cannot forge or hide table rows. Mirrors `tollgate_handlers`' private helper.
-fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let hidden = c.is_control()
-            || matches!(
-                c,
-                '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{200e}'
-                    | '\u{200f}'
-                    | '\u{061c}'
-                    | '\u{202a}'..='\u{202e}'
-                    | '\u{2066}'..='\u{2069}'
-            );
-        if hidden {
-            let _ = write!(out, "{}", c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

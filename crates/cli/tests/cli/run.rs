@@ -504,7 +504,7 @@ fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
             {"id": "e2", "type": "function", "function": {"name": "bash_code_execute_tool",
                 "arguments": "{\"command\": \"printf '\\\\033[2J\\\\033]8;;http://x\\\\a'\"}"}}
         ]},
-        {"role": "assistant", "content": "done \u{1b}[31mred\u{1b}[0m\nsecond line"}
+        {"role": "assistant", "content": "done \u{1b}[31mred\u{1b}[0m\nsecond line \u{202e}desrever"}
     ])
     .to_string();
     let agent = small_agent(dir.path(), "", &script);
@@ -515,6 +515,10 @@ fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
     assert!(
         !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
         "{shown:?}"
+    );
+    assert!(
+        !shown.contains('\u{202e}'),
+        "bidi controls are escaped: {shown:?}"
     );
     assert!(
         shown.contains("second line"),
