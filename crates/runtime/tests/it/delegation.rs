@@ -373,3 +373,104 @@ async fn cancelling_while_a_sub_agent_works_closes_every_event_once() {
     assert_eq!(of(&lines, "subagent_stop").len(), 1);
     assert_eq!(dropped.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn the_child_gets_the_confirmation_gate_with_its_own_settings() {
+    let (_tmp, dir) = agent_dir();
+    let child_script = [
+        call(
+            "k1",
+            "bash_code_execute_tool",
+            json!({"command": "touch child-made"}),
+        ),
+        answer("child done"),
+    ];
+    family(
+        &dir,
+        30,
+        &child_script,
+        "model_config_json:\n  hooks:\n    require_confirmation_for_all: true\n",
+    );
+    // `family` gives the child a Recorder under model_config_json too; merge both settings.
+    let child = std::fs::read_to_string(dir.join("child.yaml")).unwrap();
+    let child = child.replacen(
+        "model_config_json:\n  hooks:\n    require_confirmation_for_all: true\nmodel_config_json:\n  hooks:\n",
+        "model_config_json:\n  hooks:\n    require_confirmation_for_all: true\n",
+        1,
+    );
+    write(&dir, &[("child.yaml", &child)]);
+    let (services, _, _) = services();
+    let (report, lines) = run_agent(&dir.join("parent.yaml"), "go", &services).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    // The child's call asked (and nobody could approve); the parent's call_agent did not ask.
+    let approvals = of(&lines, "approval");
+    assert_eq!(approvals.len(), 1, "{approvals:?}");
+    assert_eq!(approvals[0]["agent"], "child");
+    assert_eq!(approvals[0]["approved"], false);
+    assert!(!report.workspace.join("child-made").exists());
+}
+
+#[tokio::test]
+async fn a_cancel_racing_the_stop_hooks_leaves_a_last_cancelled_stop() {
+    use tollgate_runtime::trace::{Collect, TraceLine};
+    let (_tmp, dir) = agent_dir();
+    family(&dir, 30, &[answer("child done")], "");
+    let parent = std::fs::read_to_string(dir.join("parent.yaml")).unwrap();
+    write(
+        &dir,
+        &[
+            ("parent.yaml", &format!("{parent}hooks: [hooks.yaml]\n")),
+            (
+                "hooks.yaml",
+                // Slow only for the first (completed) stop, so the racing cancel has something to race.
+                "hooks:\n  SubagentStop:\n    - name: slow-stop\n      timeout: 30\n      script: >-\n        jq -e '.status == \"completed\"' >/dev/null && sleep 20; exit 0\n",
+            ),
+        ],
+    );
+    let (services, seen, _) = services();
+    let cancel = tollgate_runtime::CancellationToken::new();
+    let on_stop = cancel.clone();
+    // Cancel while the first subagent_stop's hooks run.
+    let canceller = move |line: &TraceLine| {
+        if line.step.kind == "subagent_stop" {
+            let on_stop = on_stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                on_stop.cancel();
+            });
+        }
+    };
+    let collect = Arc::new(Collect::default());
+    let request = tollgate_runtime::RunRequest {
+        agent: tollgate_runtime::AgentDef::load(&dir.join("parent.yaml")).unwrap(),
+        prompt: "go".into(),
+        skills: vec![],
+        model: None,
+        workspace: Some(dir.join("ws")),
+    };
+    tollgate_runtime::run(
+        request,
+        &services,
+        vec![collect.clone(), Arc::new(canceller)],
+        cancel,
+    )
+    .await;
+    let lines: Vec<_> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let stops = of(&lines, "subagent_stop");
+    assert_eq!(stops.len(), 2, "{stops:?}");
+    assert_eq!(stops[0]["status"], "completed");
+    assert_eq!(stops[1]["status"], "cancelled");
+    assert_eq!(stops[0]["task_id"], stops[1]["task_id"]);
+    let seen = seen.lock().unwrap().clone();
+    let last = seen
+        .iter()
+        .rfind(|(_, _, p)| p["event"] == "subagent_stop")
+        .unwrap()
+        .2
+        .clone();
+    assert_eq!(
+        last["status"], "cancelled",
+        "the last stop hooks saw is the cancelled one"
+    );
+    assert!(seen.iter().any(|(_, _, p)| p["event"] == "subagent_cancel"));
+}
