@@ -334,6 +334,18 @@ mod tests {
             let err = load(text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+        let json = load(
+            r#"{"name": "j", "model": "openai:m", "tools": ["sql_query"], "subagents": {"x": {"file": "x.json"}},
+                "model_config_json": {"hooks": {"confirmation_tools": ["sql_*"]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(json.tools, ["sql_query"]);
+        assert_eq!(json.model, Some(ModelSpec::OpenAi("m".into())));
+        assert_eq!(
+            json.subagents["x"].timeout_seconds,
+            DEFAULT_SUBAGENT_TIMEOUT_SECS
+        );
+        assert_eq!(json.config.confirmation_tools, ["sql_*"]);
         let ok = load("name: a\nmodel: scripted:s.jsonl\nmodel_config_json: {hooks: {require_confirmation_for_all: true}}\n").unwrap();
         assert!(ok.config.require_confirmation_for_all);
     }
