@@ -30,8 +30,8 @@
 //! `subagent_stop` says `cancelled`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
@@ -52,7 +52,9 @@ use tollgate_protocol::{
 use crate::agent::AgentDef;
 use crate::gate::{ApprovalRequest, Approver, DenyApprover, RuntimeGate};
 use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
-use crate::tools::{self, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text, string_arg};
+use crate::tools::{
+    self, BASH_TOOL, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text, string_arg,
+};
 use crate::trace::{Origin, Step, Trace, TraceSink};
 
 /// Deepest delegation chain (the top agent is depth 0).
@@ -230,6 +232,7 @@ pub async fn run(
         depth: 0,
         cancel,
         soft_deadline: None,
+        cancel_cause: Arc::default(),
     };
     let ending = match Session::prepare(services, setup).await {
         Ok(session) => {
@@ -265,6 +268,8 @@ struct SessionSetup {
     depth: u32,
     cancel: CancellationToken,
     soft_deadline: Option<Instant>,
+    /// Set before `cancel` fires when the caller force-stops this session.
+    cancel_cause: Arc<OnceLock<String>>,
 }
 
 struct Session<'s> {
@@ -280,6 +285,7 @@ struct Session<'s> {
     depth: u32,
     cancel: CancellationToken,
     soft_deadline: Option<Instant>,
+    cancel_cause: Arc<OnceLock<String>>,
     tasks: AtomicU32,
 }
 
@@ -328,6 +334,7 @@ impl<'s> Session<'s> {
             depth,
             cancel,
             soft_deadline,
+            cancel_cause,
         } = setup;
         let fail = |trace: &Trace, e: String| (trace.clone(), e);
         for warning in &def.warnings {
@@ -461,6 +468,7 @@ impl<'s> Session<'s> {
             depth,
             cancel,
             soft_deadline,
+            cancel_cause,
             tasks: AtomicU32::new(0),
         })
     }
@@ -507,6 +515,14 @@ impl<'s> Session<'s> {
         outcome
     }
 
+    /// Why the cancel token fired: a force-stop by the caller, or the run's cancel.
+    fn cancel_cause(&self) -> String {
+        self.cancel_cause
+            .get()
+            .cloned()
+            .unwrap_or_else(|| "the run was cancelled".to_owned())
+    }
+
     /// Why the session must stop now, if it must.
     fn stopping(&self) -> Option<EndStatus> {
         if self.cancel.is_cancelled() {
@@ -522,6 +538,9 @@ impl<'s> Session<'s> {
     fn run_body<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Ending> {
         Box::pin(async move {
             self.emit(EventData::SessionStart, About::Session).await;
+            if let Some(status) = self.stopping() {
+                return Ending::new(status, 0);
+            }
             self.trace
                 .emit(Step::new("user_turn", json!({"prompt": prompt})));
             let turn = self
@@ -603,8 +622,8 @@ impl<'s> Session<'s> {
                         "the tool call id is empty or repeats an earlier call of this turn",
                     )
                 } else {
-                    let args = serde_json::from_str::<Value>(&call.function.arguments);
-                    self.tool_call(&call.id, &call.function.name, args).await
+                    self.tool_call(&call.id, &call.function.name, &call.function.arguments)
+                        .await
                 };
                 messages.push(Message::tool(call.id.clone(), content));
             }
@@ -626,13 +645,12 @@ impl<'s> Session<'s> {
     }
 
     /// One tool call from proposal to observation; returns what the model observes.
-    async fn tool_call(
-        &self,
-        id: &str,
-        name: &str,
-        args: Result<Value, serde_json::Error>,
-    ) -> String {
-        let raw = args.as_ref().map_or(Value::Null, Clone::clone);
+    async fn tool_call(&self, id: &str, name: &str, text: &str) -> String {
+        let args = serde_json::from_str::<Value>(text);
+        // As proposed: the JSON, or the text itself when it is not JSON.
+        let raw = args
+            .as_ref()
+            .map_or_else(|_| Value::String(text.to_owned()), Clone::clone);
         self.trace.emit(Step::new(
             "tool_call",
             json!({"tool_call_id": id, "tool_name": name, "arguments": raw}),
@@ -675,6 +693,19 @@ impl<'s> Session<'s> {
             },
             None => call,
         };
+        if self.cancel.is_cancelled() {
+            // Cancelled while hooks (or a human) decided: nothing new starts.
+            let reason = format!("not run: {} before the tool started", self.cancel_cause());
+            self.emit(
+                ToolCancelled {
+                    call,
+                    reason: Some(reason.clone()),
+                },
+                About::Call(id),
+            )
+            .await;
+            return observe("cancelled", reason);
+        }
         self.trace.emit(Step::new(
             "tool_started",
             json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
@@ -684,15 +715,21 @@ impl<'s> Session<'s> {
             // call counts as cancelled when the run was cancelled meanwhile.
             let ran = self.execute(&call).await;
             (ran.is_ok() || !self.cancel.is_cancelled()).then_some(ran)
-        } else {
+        } else if call.tool_name == BASH_TOOL {
+            // Only a process can be stopped where it stands (its group is killed). The file
+            // and SQL tools are short and bounded; they finish, so the trace never says
+            // "cancelled" about a write that happened.
             tokio::select! {
+                biased;
                 ran = self.execute(&call) => Some(ran),
                 () = self.cancel.cancelled() => None,
             }
+        } else {
+            Some(self.execute(&call).await)
         };
         match ran {
             None => {
-                let reason = "the run was cancelled while the tool ran".to_owned();
+                let reason = format!("{} while the tool ran", self.cancel_cause());
                 self.emit(
                     ToolCancelled {
                         call,
@@ -848,6 +885,14 @@ impl<'s> Session<'s> {
             Decision::Deny { reason } => Some(format!("the delegation was denied: {reason}")),
             Decision::Ask { .. } => ask(self.services, &self.trace, &request).await,
         };
+        let refusal = refusal.or_else(|| {
+            self.cancel.is_cancelled().then(|| {
+                format!(
+                    "cancelled: {} before the sub-agent started",
+                    self.cancel_cause()
+                )
+            })
+        });
         if let Some(why) = refusal {
             self.stop_subagent(
                 stop(
@@ -874,6 +919,7 @@ impl<'s> Session<'s> {
         };
         let timeout = Duration::from_secs(sub.timeout_seconds);
         let child_cancel = self.cancel.child_token();
+        let cause: Arc<OnceLock<String>> = Arc::default();
         let workspace = child_def
             .workspace
             .clone()
@@ -892,6 +938,7 @@ impl<'s> Session<'s> {
             depth: self.depth + 1,
             cancel: child_cancel.clone(),
             soft_deadline: Some(begun + timeout),
+            cancel_cause: Arc::clone(&cause),
         };
         let child = match Session::prepare(self.services, setup).await {
             Ok(child) => child,
@@ -917,6 +964,10 @@ impl<'s> Session<'s> {
                 // Force-stop: cancel the sub-agent so its running tool is killed and its
                 // `post_tool_use_cancelled` still fires; if it does not wind down within the
                 // grace, drop it where it stands.
+                let _ = cause.set(format!(
+                    "this sub-agent was force-stopped after {} s (3 × timeout_seconds)",
+                    hard.as_secs()
+                ));
                 child_cancel.cancel();
                 let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
                 let turns = ending.as_ref().map_or(0, |e| e.turns);

@@ -520,3 +520,66 @@ async fn an_unknown_skill_is_a_warning_and_is_not_selected() {
     );
     assert_eq!(dispatches(&lines, "pre_tool_use")[0]["decision"], "deny");
 }
+
+/// Cancels `token` `ms` milliseconds after the first trace line of `kind`.
+fn cancel_after(
+    kind: &'static str,
+    token: &CancellationToken,
+    ms: u64,
+) -> Arc<dyn tollgate_runtime::trace::TraceSink> {
+    let token = token.clone();
+    let armed = std::sync::atomic::AtomicBool::new(false);
+    Arc::new(move |line: &TraceLine| {
+        if line.step.kind == kind && !armed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let token = token.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                token.cancel();
+            });
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_cancel_while_pre_tool_use_hooks_run_starts_no_tool() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "hooks.yaml",
+            "hooks:\n  PreToolUse:\n    - name: slow-check\n      script: \"sleep 1\"\n",
+        )],
+    );
+    let script = [
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "written.txt", "content": "x"}),
+        ),
+        answer("never"),
+    ];
+    let path = agent(&dir, "hooks: [hooks.yaml]\n", &script);
+    let cancel = CancellationToken::new();
+    let collect = Arc::new(tollgate_runtime::trace::Collect::default());
+    let request = tollgate_runtime::RunRequest {
+        agent: tollgate_runtime::AgentDef::load(&path).unwrap(),
+        prompt: "go".into(),
+        skills: vec![],
+        model: None,
+        workspace: Some(dir.join("ws")),
+    };
+    let sinks = vec![
+        collect.clone() as Arc<dyn tollgate_runtime::trace::TraceSink>,
+        cancel_after("tool_call", &cancel, 300),
+    ];
+    let report = tollgate_runtime::run(request, &Services::default(), sinks, cancel).await;
+    assert_eq!(report.status, EndStatus::Cancelled);
+    let lines: Vec<Value> = collect.lines().iter().map(TraceLine::to_json).collect();
+    assert!(
+        of(&lines, "tool_started").is_empty(),
+        "a tool started after the cancel"
+    );
+    assert!(!dir.join("ws/written.txt").exists());
+    assert_eq!(dispatches(&lines, "post_tool_use_cancelled").len(), 1);
+    assert_eq!(of(&lines, "observation")[0]["status"], "cancelled");
+}

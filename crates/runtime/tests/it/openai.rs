@@ -33,7 +33,9 @@ async fn completions(
             {"id": "call_a", "type": "function", "function": {"name": "bash_code_execute_tool",
              "arguments": "{\"command\": \"touch forbidden\"}"}},
             {"id": "call_b", "type": "function", "function": {"name": "bash_code_execute_tool",
-             "arguments": "{\"command\": \"echo from-the-tool\"}"}}
+             "arguments": "{\"command\": \"echo from-the-tool\"}"}},
+            {"id": "call_c", "type": "function", "function": {"name": "bash_code_execute_tool",
+             "arguments": "{\"command\": "}}
         ]}),
         _ => json!({"role": "assistant", "content": "all done"}),
     };
@@ -70,7 +72,7 @@ async fn a_session_runs_against_a_chat_completions_server() {
             ),
         ],
     );
-    let (report, _) = run_agent(&dir.join("agent.yaml"), "do it", &Services::default()).await;
+    let (report, lines) = run_agent(&dir.join("agent.yaml"), "do it", &Services::default()).await;
     assert_eq!(report.status, EndStatus::Completed, "{report:?}");
     assert_eq!(report.answer.as_deref(), Some("all done"));
 
@@ -114,4 +116,18 @@ async fn a_session_runs_against_a_chat_completions_server() {
             .contains("from-the-tool")
     );
     assert!(!dir.join("ws/forbidden").exists());
+    // Arguments that are not JSON: the model observes why, the trace keeps them as proposed.
+    assert_eq!(messages[5]["tool_call_id"], "call_c");
+    assert!(
+        messages[5]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+    let proposed = of(&lines, "tool_call")
+        .into_iter()
+        .find(|l| l["tool_call_id"] == "call_c")
+        .unwrap()
+        .clone();
+    assert_eq!(proposed["arguments"], "{\"command\": ");
 }
