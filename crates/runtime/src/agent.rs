@@ -6,6 +6,8 @@
 //! description: Keeps the shop running    # shown to a delegating agent
 //! model: scripted:ops.script.jsonl       # or openai:gpt-4o-mini (see ModelSpec)
 //! base_url: http://127.0.0.1:11434/v1    # optional OpenAI-compatible endpoint
+//! api_key_env: OLLAMA_KEY                # the variable holding that endpoint's key (optional;
+//!                                        # the environment's model keys never go to it)
 //! system_prompt: You are the operations agent.
 //! tools: [bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent]
 //! max_turns: 16                          # model turns per session (default 16)
@@ -93,6 +95,8 @@ struct AgentFileWire {
     #[serde(default)]
     base_url: Option<String>,
     #[serde(default)]
+    api_key_env: Option<String>,
+    #[serde(default)]
     system_prompt: Option<String>,
     #[serde(default)]
     tools: Vec<String>,
@@ -136,6 +140,8 @@ pub struct AgentDef {
     pub model: Option<ModelSpec>,
     /// `base_url`.
     pub base_url: Option<String>,
+    /// `api_key_env`: the variable holding `base_url`'s key.
+    pub api_key_env: Option<String>,
     /// `system_prompt`.
     pub system_prompt: String,
     /// `tools`, in order, validated.
@@ -276,6 +282,7 @@ impl AgentDef {
             description: wire.description.unwrap_or_default(),
             model,
             base_url: wire.base_url,
+            api_key_env: wire.api_key_env,
             system_prompt: wire.system_prompt.unwrap_or_default(),
             tools: wire.tools,
             max_turns,

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tollgate_core::BoxFuture;
 
-mod openai;
-mod scripted;
+pub mod openai;
+pub mod scripted;
 
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use scripted::ScriptedModel;
@@ -79,7 +79,9 @@ impl Message {
 /// "arguments"}}`, where `arguments` is a JSON text (as the API sends it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelToolCall {
-    /// The model's id for the call; observations answer it.
+    /// The model's id for the call; observations answer it. (Missing in some servers'
+    /// answers: the OpenAI provider then makes one up.)
+    #[serde(default)]
     pub id: String,
     /// Always `function`.
     #[serde(rename = "type", default = "function_type")]
@@ -223,17 +225,21 @@ impl ModelSpec {
         }
     }
 
-    /// Builds the provider. `base_url` overrides the OpenAI endpoint (else
-    /// `TOLLGATE_MODEL_BASE_URL`, `OPENAI_BASE_URL`, then `https://api.openai.com/v1`).
+    /// Builds the provider. `endpoint` is an agent file's `base_url` and `api_key_env`; without
+    /// it the endpoint and key come from the environment ([`OpenAiConfig::from_env`]).
     ///
     /// # Errors
-    /// [`ModelError::Setup`] when the script cannot be read or parsed.
-    pub fn build(&self, base_url: Option<&str>) -> Result<Box<dyn Model>, ModelError> {
+    /// [`ModelError::Setup`] when the script cannot be read or parsed, or the base URL is not
+    /// http(s).
+    pub fn build(
+        &self,
+        endpoint: Option<(&str, Option<&str>)>,
+    ) -> Result<Box<dyn Model>, ModelError> {
         Ok(match self {
             Self::Scripted(path) => Box::new(ScriptedModel::load(path)?),
             Self::OpenAi(model) => Box::new(OpenAiModel::new(OpenAiConfig::from_env(
                 model,
-                base_url,
+                endpoint,
                 |name| std::env::var(name).ok(),
             ))?),
         })

@@ -408,7 +408,11 @@ impl<'s> Session<'s> {
             )
         })?;
         let model = spec
-            .build(def.base_url.as_deref())
+            .build(
+                def.base_url
+                    .as_deref()
+                    .map(|url| (url, def.api_key_env.as_deref())),
+            )
             .map_err(|e| fail(&trace, e.to_string()))?;
         std::fs::create_dir_all(&workspace).map_err(|e| {
             fail(

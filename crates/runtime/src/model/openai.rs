@@ -26,28 +26,42 @@ pub struct OpenAiConfig {
     pub timeout: Duration,
 }
 
+/// Largest response body read from the endpoint; a larger one fails the turn.
+pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
+
 /// The default API root.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 impl OpenAiConfig {
-    /// The config for `model`: `base_url` if given, else `TOLLGATE_MODEL_BASE_URL`, else
-    /// `OPENAI_BASE_URL`, else [`DEFAULT_BASE_URL`]; the key from `TOLLGATE_MODEL_API_KEY`, else
-    /// `OPENAI_API_KEY`. `env` looks variables up (the process environment in production).
+    /// The config for `model`. A key goes only to the endpoint it belongs to:
+    /// - an agent file's endpoint (`file`: its `base_url` and the name of the variable holding
+    ///   its key, `api_key_env`) gets that key or none;
+    /// - else `TOLLGATE_MODEL_BASE_URL` gets `TOLLGATE_MODEL_API_KEY`;
+    /// - else `OPENAI_BASE_URL` gets `OPENAI_API_KEY`;
+    /// - else [`DEFAULT_BASE_URL`] gets `TOLLGATE_MODEL_API_KEY`, else `OPENAI_API_KEY`.
+    ///
+    /// `env` looks variables up (the process environment in production); empty values count
+    /// as unset.
     pub fn from_env(
         model: &str,
-        base_url: Option<&str>,
+        file: Option<(&str, Option<&str>)>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Self {
         let nonempty = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let base_url = base_url
-            .map(str::to_owned)
-            .or_else(|| nonempty("TOLLGATE_MODEL_BASE_URL"))
-            .or_else(|| nonempty("OPENAI_BASE_URL"))
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        let (base_url, api_key) = if let Some((url, key_env)) = file {
+            (url.to_owned(), key_env.and_then(&nonempty))
+        } else if let Some(url) = nonempty("TOLLGATE_MODEL_BASE_URL") {
+            (url, nonempty("TOLLGATE_MODEL_API_KEY"))
+        } else if let Some(url) = nonempty("OPENAI_BASE_URL") {
+            (url, nonempty("OPENAI_API_KEY"))
+        } else {
+            let key = nonempty("TOLLGATE_MODEL_API_KEY").or_else(|| nonempty("OPENAI_API_KEY"));
+            (DEFAULT_BASE_URL.to_owned(), key)
+        };
         Self {
             base_url,
             model: model.to_owned(),
-            api_key: nonempty("TOLLGATE_MODEL_API_KEY").or_else(|| nonempty("OPENAI_API_KEY")),
+            api_key,
             timeout: Duration::from_secs(120),
         }
     }
@@ -116,10 +130,21 @@ impl OpenAiModel {
             .await
             .map_err(|e| ModelError::Request(e.without_url().to_string()))?;
         let status = response.status();
-        let text = response
-            .text()
+        let mut response = response;
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| ModelError::Request(e.without_url().to_string()))?;
+            .map_err(|e| ModelError::Request(e.without_url().to_string()))?
+        {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(ModelError::Answer(format!(
+                    "the response is larger than {MAX_RESPONSE_BYTES} bytes"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
             let excerpt: String = text.chars().take(300).collect();
             return Err(ModelError::Request(format!("HTTP {status}: {excerpt}")));
@@ -142,15 +167,37 @@ struct Choice {
 
 /// The assistant message of a Chat Completions response body.
 fn parse_answer(text: &str) -> Result<Message, ModelError> {
+    // Some servers answer 200 with an error object; say what the server said.
+    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text)
+        && let Some(error) = object.get("error")
+        && !object.contains_key("choices")
+    {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned);
+        let excerpt: String = message.chars().take(300).collect();
+        return Err(ModelError::Request(format!(
+            "the server answered an error: {excerpt}"
+        )));
+    }
     let completion: Completion = serde_json::from_str(text)
         .map_err(|e| ModelError::Answer(format!("not a Chat Completions response: {e}")))?;
     let Some(choice) = completion.choices.into_iter().next() else {
         return Err(ModelError::Answer("no choices".into()));
     };
-    if choice.finish_reason.as_deref() == Some("length") && choice.message.tool_calls.is_empty() {
-        return Err(ModelError::Answer(
-            "the answer was cut off (finish_reason length)".into(),
-        ));
+    match choice.finish_reason.as_deref() {
+        Some("length") if choice.message.tool_calls.is_empty() => {
+            return Err(ModelError::Answer(
+                "the answer was cut off (finish_reason length)".into(),
+            ));
+        }
+        Some("content_filter") => {
+            return Err(ModelError::Answer(
+                "the answer was withheld by the server's content filter".into(),
+            ));
+        }
+        _ => {}
     }
     let mut message = choice.message;
     if message.role != Role::Assistant {
@@ -158,6 +205,12 @@ fn parse_answer(text: &str) -> Result<Message, ModelError> {
             "role {:?}, not assistant",
             message.role
         )));
+    }
+    // Some servers leave out tool call ids; the conversation needs one per call.
+    for (i, call) in message.tool_calls.iter_mut().enumerate() {
+        if call.id.trim().is_empty() {
+            call.id = format!("call_{}_{i}", std::process::id());
+        }
     }
     for call in &message.tool_calls {
         if serde_json::from_str::<Value>(&call.function.arguments).is_err() {
@@ -187,23 +240,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn config_prefers_explicit_then_tollgate_then_openai_env() {
+    fn keys_go_only_to_their_own_endpoint() {
         let env = |name: &str| match name {
             "OPENAI_BASE_URL" => Some("http://openai-env/v1".to_owned()),
             "OPENAI_API_KEY" => Some("k-openai".to_owned()),
             "TOLLGATE_MODEL_API_KEY" => Some(" ".to_owned()),
+            "MY_KEY" => Some("k-mine".to_owned()),
             _ => None,
         };
         let config = OpenAiConfig::from_env("m", None, env);
         assert_eq!(config.base_url, "http://openai-env/v1");
         assert_eq!(config.api_key.as_deref(), Some("k-openai"));
+        // An agent file's endpoint never gets the environment's key, only the one it names.
+        let file = OpenAiConfig::from_env("m", Some(("http://x/v1", None)), env);
         assert_eq!(
-            OpenAiConfig::from_env("m", Some("http://x/v1"), env).base_url,
-            "http://x/v1"
+            (file.base_url.as_str(), file.api_key),
+            ("http://x/v1", None)
         );
+        let named = OpenAiConfig::from_env("m", Some(("http://x/v1", Some("MY_KEY"))), env);
+        assert_eq!(named.api_key.as_deref(), Some("k-mine"));
+        let tollgate = |name: &str| match name {
+            "TOLLGATE_MODEL_BASE_URL" => Some("http://t/v1".to_owned()),
+            "OPENAI_API_KEY" => Some("k-openai".to_owned()),
+            _ => None,
+        };
+        assert_eq!(OpenAiConfig::from_env("m", None, tollgate).api_key, None);
+        let default = OpenAiConfig::from_env("m", None, |n| {
+            (n == "OPENAI_API_KEY").then(|| "k".to_owned())
+        });
         assert_eq!(
-            OpenAiConfig::from_env("m", None, |_| None).base_url,
-            DEFAULT_BASE_URL
+            (default.base_url.as_str(), default.api_key.as_deref()),
+            (DEFAULT_BASE_URL, Some("k"))
         );
     }
 
@@ -213,6 +280,22 @@ mod tests {
         assert_eq!(parse_answer(ok).unwrap().tool_calls[0].function.name, "t");
         assert!(parse_answer(r#"{"choices":[]}"#).is_err());
         assert!(parse_answer("<html>").is_err());
+        let filtered = r#"{"choices":[{"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}]}"#;
+        assert!(
+            parse_answer(filtered)
+                .unwrap_err()
+                .to_string()
+                .contains("content filter")
+        );
+        let error = r#"{"error":{"message":"rate limited","type":"requests"}}"#;
+        assert!(
+            parse_answer(error)
+                .unwrap_err()
+                .to_string()
+                .contains("rate limited")
+        );
+        let no_id = r#"{"choices":[{"message":{"role":"assistant","tool_calls":[{"function":{"name":"t","arguments":"{}"}}]}}]}"#;
+        assert!(!parse_answer(no_id).unwrap().tool_calls[0].id.is_empty());
         let cut = r#"{"choices":[{"message":{"role":"assistant","content":"half"},"finish_reason":"length"}]}"#;
         assert!(
             parse_answer(cut)
@@ -221,7 +304,12 @@ mod tests {
                 .contains("cut off")
         );
         assert!(
-            OpenAiModel::new(OpenAiConfig::from_env("m", Some("file:///x"), |_| None)).is_err()
+            OpenAiModel::new(OpenAiConfig::from_env(
+                "m",
+                Some(("file:///x", None)),
+                |_| None
+            ))
+            .is_err()
         );
     }
 }

@@ -131,3 +131,41 @@ async fn a_session_runs_against_a_chat_completions_server() {
         .clone();
     assert_eq!(proposed["arguments"], "{\"command\": ");
 }
+
+#[tokio::test]
+async fn an_oversized_or_error_answer_fails_the_session_with_a_reason() {
+    let big = "x".repeat(tollgate_runtime::model::openai::MAX_RESPONSE_BYTES + 1);
+    let app = Router::new()
+        .route(
+            "/big/v1/chat/completions",
+            post(move || {
+                let big = big.clone();
+                async move {
+                    axum::Json(
+                        json!({"choices": [{"message": {"role": "assistant", "content": big}}]}),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/err/v1/chat/completions",
+            post(|| async { axum::Json(json!({"error": {"message": "quota exceeded"}})) }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    for (route, expected) in [("big", "larger than"), ("err", "quota exceeded")] {
+        let (_tmp, dir) = agent_dir();
+        write(
+            &dir,
+            &[(
+                "agent.yaml",
+                &format!("name: live\nmodel: openai:m\nbase_url: http://{addr}/{route}/v1\n"),
+            )],
+        );
+        let (report, _) = run_agent(&dir.join("agent.yaml"), "hi", &Services::default()).await;
+        assert_eq!(report.status, EndStatus::Failed);
+        let error = report.error.unwrap();
+        assert!(error.contains(expected), "{route}: {error}");
+    }
+}
