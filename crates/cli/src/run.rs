@@ -74,6 +74,9 @@ pub fn run(args: Run) -> Result<ExitCode> {
         Ok(agent) => agent,
         Err(e) => return Ok(fail(1, &e.to_string())),
     };
+    if args.prompt.trim().is_empty() {
+        return Ok(fail(2, "the prompt is empty"));
+    }
     let unknown = agent.skills.unknown(&args.skills);
     if !unknown.is_empty() {
         let known: Vec<&str> = agent.skills.names();
@@ -165,12 +168,25 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let report = runtime.block_on(async {
         let on_signal = cancel.clone();
         tokio::spawn(async move {
+            // SIGINT (Ctrl-C), SIGTERM (docker stop, systemd, CI timeouts) and SIGHUP (the
+            // terminal went away) all cancel the run, so tools are stopped and `session_end`
+            // fires. A second Ctrl-C quits at once.
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            eprintln!("\ncancelling… (Ctrl-C again to quit now)");
+            on_signal.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("\ncancelling… (Ctrl-C again to quit now)");
-                on_signal.cancel();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
+                std::process::exit(130);
             }
         });
         let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
@@ -389,7 +405,10 @@ impl TraceSink for Renderer {
                     .get("content")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                console.say(&format!("{pad}{tag}answer: {}", clean(content)));
+                // Continuation lines are indented, so an answer cannot pass a line of its own
+                // off as tollgate's (`■ completed`, `✗ deny …`).
+                let content = clean(content).replace('\n', &format!("\n{pad}  │ "));
+                console.say(&format!("{pad}{tag}answer: {content}"));
             }
             "session_end" if line.origin.depth > 0 => {
                 console.say(&format!("{pad}■ {tag}{}", field("status")));
@@ -512,6 +531,11 @@ impl Approver for TerminalApprover {
         Box::pin(async move {
             let asking = tokio::task::spawn_blocking(move || {
                 console.clear();
+                // Answers typed ahead must not approve a request nobody has seen yet.
+                let _ = nix::sys::termios::tcflush(
+                    std::io::stdin(),
+                    nix::sys::termios::FlushArg::TCIFLUSH,
+                );
                 eprint!("{question}");
                 let mut line = String::new();
                 std::io::stdin().lock().read_line(&mut line).map(|_| line)

@@ -220,7 +220,25 @@ pub async fn run(
         .or_else(|| request.agent.workspace.clone())
     {
         Some(dir) => dir,
-        None => std::env::temp_dir().join(format!("tollgate-{run_id}")),
+        // A fresh directory with a random name, mode 0700, kept after the run.
+        None => match tempfile::Builder::new().prefix("tollgate-run-").tempdir() {
+            Ok(dir) => dir.keep(),
+            Err(e) => {
+                let error = format!("cannot create a workspace under the temp dir: {e}");
+                trace.emit(Step::new(
+                    "session_end",
+                    json!({"status": "failed", "turns": 0, "error": error}),
+                ));
+                return RunReport {
+                    run_id,
+                    status: EndStatus::Failed,
+                    answer: None,
+                    error: Some(error),
+                    workspace: std::env::temp_dir(),
+                    turns: 0,
+                };
+            }
+        },
     };
     let selected = selected_skills(&request.prompt, &request.skills);
     let setup = SessionSetup {

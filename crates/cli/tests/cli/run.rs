@@ -404,6 +404,13 @@ fn bad_agents_and_arguments_are_refused_with_a_message() {
     let output = tollgate_run(&["--agent", &agent, "go"], &[]);
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output).contains("tools_typo"), "{}", text(&output));
+    let output = tollgate_run(&["--agent", &example("agent.yaml"), "  "], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("prompt is empty"),
+        "{}",
+        text(&output)
+    );
     let output = tollgate_run(
         &["--agent", &example("agent.yaml"), "--model", "gpt-4", "go"],
         &[],
@@ -431,6 +438,13 @@ fn bad_agents_and_arguments_are_refused_with_a_message() {
 
 #[test]
 fn ctrl_c_cancels_the_running_tool_and_still_ends_the_session() {
+    for signal in ["-INT", "-TERM"] {
+        cancel_with(signal);
+    }
+}
+
+/// Runs a session whose tool sleeps, sends `signal` once the tool runs, checks the ending.
+fn cancel_with(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"s1","type":"function","function":{"name":"bash_code_execute_tool","arguments":{"command":"sleep 30"}}}]}
 {"role":"assistant","content":"never"}"#;
@@ -463,7 +477,7 @@ fn ctrl_c_cancels_the_running_tool_and_still_ends_the_session() {
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
-            .args(["-INT", &pid])
+            .args([signal, &pid])
             .status()
             .unwrap()
             .success()
