@@ -119,7 +119,7 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let reports = runtime.block_on(dispatch_all(registry, &calls));
-    let summary = Summary::new(&reports, skipped);
+    let summary = Summary::new(&reports, skipped, transcript.skipped_lines());
     let printed = if args.json {
         let report = JsonReport {
             calls: &reports,

@@ -471,6 +471,7 @@ impl<'s> Session<'s> {
                 "tools": def.tools,
                 "workspace": workspace.display().to_string(),
                 "hook_count": dispatcher.registry().len(),
+                "metadata": def.metadata,
             }),
         ));
         Ok(Self {

@@ -6,7 +6,8 @@
 //!
 //! | `type` | fields |
 //! |---|---|
-//! | `session_start` | `model`, `hooks` (`enforce` or `bypass`), `skills`, `tools` |
+//! | `session_start` | `model`, `hooks` (`enforce` or `bypass`), `hook_count`, `skills`, `tools`, `workspace`, `metadata` (copied into every payload) |
+//! | `warning` | `file`, `entry`, `message`: a hook entry or skill that was skipped |
 //! | `user_turn` | `prompt` |
 //! | `model_turn` | `turn`, `content`, `tool_calls` (`[{id, name, arguments}]`) |
 //! | `tool_call` | `tool_call_id`, `tool_name`, `arguments` (as the model proposed them) |

@@ -100,12 +100,18 @@ fn bash(f: &Fields<'_>) -> Result<Value, String> {
     let mut out = json!({"command": f.text("command")?});
     let timeout_ms = f.optional("timeout", |v| v.as_f64().filter(|ms| *ms >= 0.0))?;
     if let Some(ms) = timeout_ms {
-        // Whole seconds stay integers so `timeout_seconds == 120` reads as written.
-        let seconds = match f.input.get("timeout").and_then(Value::as_u64) {
-            Some(ms) if ms % 1000 == 0 => json!(ms / 1000),
-            _ => json!(ms / 1000.0),
-        };
-        out["timeout_seconds"] = seconds;
+        // The runtime's tool takes whole seconds from 1 to 600: round up, clamp, and keep the
+        // original in `claude_code_input`. A zero timeout means none.
+        if ms > 0.0 {
+            let seconds = (ms / 1000.0).ceil().clamp(1.0, 600.0);
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "clamped to 1..=600"
+            )]
+            let seconds = seconds as u64;
+            out["timeout_seconds"] = json!(seconds);
+        }
     }
     Ok(out)
 }
@@ -174,8 +180,13 @@ mod tests {
                 json!({"command": "rm -rf build", "timeout_seconds": 120})
             )
         );
+        // The runtime takes whole seconds from 1 to 600: rounded up and clamped; 0 is none.
         let (_, args) = tollgate("Bash", json!({"command": "ls", "timeout": 1500}));
-        assert_eq!(args, json!({"command": "ls", "timeout_seconds": 1.5}));
+        assert_eq!(args, json!({"command": "ls", "timeout_seconds": 2}));
+        let (_, args) = tollgate("Bash", json!({"command": "ls", "timeout": 1_200_000}));
+        assert_eq!(args, json!({"command": "ls", "timeout_seconds": 600}));
+        let (_, args) = tollgate("Bash", json!({"command": "ls", "timeout": 0}));
+        assert_eq!(args, json!({"command": "ls"}));
         let (_, args) = tollgate("Bash", json!({"command": "ls"}));
         assert_eq!(args, json!({"command": "ls"}));
     }

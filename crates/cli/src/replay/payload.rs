@@ -58,7 +58,9 @@ struct Parts {
     tool_name: String,
     tool_input: Value,
     claude_code_tool: Option<String>,
-    /// Session, run and trace id.
+    /// Session id.
+    session: String,
+    /// Run and trace id.
     run: String,
     agent: String,
 }
@@ -79,7 +81,7 @@ fn prepare_one(
     };
     let wire = json!({
         "event": "pre_tool_use",
-        "session_id": parts.run,
+        "session_id": parts.session,
         "run_id": parts.run,
         "trace_id": parts.run,
         "agent_id": parts.agent,
@@ -131,6 +133,7 @@ fn claude_parts(
         tool_name: mapped.tool_name,
         tool_input: mapped.tool_input,
         claude_code_tool: Some(name.clone()),
+        session: session_id.as_deref().unwrap_or(fallback_id).to_owned(),
         run: session_id.as_deref().unwrap_or(fallback_id).to_owned(),
         agent: agent_id.as_deref().unwrap_or("claude-code").to_owned(),
     })
@@ -141,10 +144,16 @@ fn trace_parts(call: &TraceCall, fallback_id: &str, metadata: &mut Map<String, V
         tool_name,
         arguments,
         run_id,
+        session_id,
+        metadata: recorded,
         agent,
         depth,
         seq,
     } = call;
+    // The session's own metadata as recorded (`org_id`, …) under the replay's keys.
+    for (key, value) in recorded {
+        metadata.entry(key.clone()).or_insert_with(|| value.clone());
+    }
     metadata.insert("format".into(), json!("tollgate_trace"));
     metadata.insert("seq".into(), json!(seq));
     metadata.insert("depth".into(), json!(depth));
@@ -152,6 +161,11 @@ fn trace_parts(call: &TraceCall, fallback_id: &str, metadata: &mut Map<String, V
         tool_name: tool_name.clone(),
         tool_input: Value::Object(arguments.clone()),
         claude_code_tool: None,
+        session: session_id
+            .as_deref()
+            .or(run_id.as_deref())
+            .unwrap_or(fallback_id)
+            .to_owned(),
         run: run_id.as_deref().unwrap_or(fallback_id).to_owned(),
         agent: agent.as_deref().unwrap_or("replay").to_owned(),
     }

@@ -55,7 +55,8 @@ pub struct FailureReport {
 /// Counts over the replayed calls. `allowed + denied + asked == total`; `rewritten` counts the
 /// allowed or asked calls whose arguments hooks changed; `skipped` counts tool calls found in
 /// the transcript that could not be replayed (each has a warning), so `total + skipped` is the
-/// number of tool calls in the file.
+/// number of tool calls in the file, unless `skipped_lines` (lines that could not be read at
+/// all, which may have held calls) is not zero.
 #[derive(Debug, Default, Serialize)]
 pub struct Summary {
     /// Calls replayed.
@@ -70,6 +71,9 @@ pub struct Summary {
     pub rewritten: usize,
     /// Found but not replayable.
     pub skipped: usize,
+    /// Lines skipped whole (not JSON, over the size limit, not an entry): any calls on them
+    /// are in no other count.
+    pub skipped_lines: usize,
     /// Calls during which at least one hook failed.
     pub with_hook_failures: usize,
 }
@@ -117,8 +121,8 @@ impl CallReport {
 }
 
 impl Summary {
-    /// Counts `calls`; `skipped` is given.
-    pub fn new(calls: &[CallReport], skipped: usize) -> Self {
+    /// Counts `calls`; the skipped calls and lines are given.
+    pub fn new(calls: &[CallReport], skipped: usize, skipped_lines: usize) -> Self {
         let count = |decision: &str| calls.iter().filter(|c| c.decision == decision).count();
         Self {
             total: calls.len(),
@@ -127,6 +131,7 @@ impl Summary {
             asked: count("ask"),
             rewritten: calls.iter().filter(|c| c.rewritten).count(),
             skipped,
+            skipped_lines,
             with_hook_failures: calls.iter().filter(|c| !c.hook_failures.is_empty()).count(),
         }
     }
@@ -140,6 +145,13 @@ impl Summary {
         );
         if self.skipped > 0 {
             let _ = write!(line, "; {} skipped (see the warnings)", self.skipped);
+        }
+        if self.skipped_lines > 0 {
+            let _ = write!(
+                line,
+                "; {} unreadable line(s) skipped, calls on them are not counted",
+                self.skipped_lines
+            );
         }
         if self.with_hook_failures > 0 {
             let _ = write!(line, "; {} with hook failures", self.with_hook_failures);

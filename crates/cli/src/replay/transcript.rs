@@ -64,6 +64,10 @@ pub struct TraceCall {
     pub arguments: Map<String, Value>,
     /// The run the call belongs to.
     pub run_id: Option<String>,
+    /// The session (agent) the call belongs to.
+    pub session_id: Option<String>,
+    /// That session's payload metadata, from its `session_start` line.
+    pub metadata: Map<String, Value>,
     /// The agent that proposed it.
     pub agent: Option<String>,
     /// 0 for the top-level agent, ≥ 1 for delegated sub-agents.
@@ -98,6 +102,16 @@ pub struct Transcript {
     pub skipped_calls: usize,
     /// Lines read, blank ones included.
     pub lines: u64,
+    /// Payload metadata per trace session id.
+    pub session_metadata: std::collections::HashMap<String, Map<String, Value>>,
+}
+
+impl Transcript {
+    /// Lines skipped whole (not JSON, not an entry, over the size limit, …): each may have held
+    /// tool calls nobody can count.
+    pub fn skipped_lines(&self) -> usize {
+        self.warnings.len().saturating_sub(self.skipped_calls)
+    }
 }
 
 impl Transcript {
@@ -196,7 +210,9 @@ fn read_line(line: u64, text: &[u8], out: &mut Transcript) {
     let Value::Object(entry) = value else {
         return out.warn(line, "not a JSON object; skipped");
     };
-    if entry.contains_key("seq") {
+    // A trace line has `seq`; a Claude Code entry that happens to carry a `seq` too is still a
+    // Claude Code entry (it has a `message`).
+    if entry.contains_key("seq") && !entry.contains_key("message") {
         trace_line(line, entry, out);
     } else if entry.get("type").is_some_and(Value::is_string) {
         claude_entry(line, &entry, out);
@@ -216,6 +232,10 @@ struct TraceHead {
     seq: u64,
     #[serde(rename = "type")]
     kind: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
@@ -223,6 +243,8 @@ struct TraceToolCall {
     seq: u64,
     #[serde(default)]
     run_id: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
     #[serde(default)]
     agent: Option<String>,
     #[serde(default)]
@@ -238,6 +260,13 @@ fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
         Ok(head) => head,
         Err(e) => return out.warn(line, format!("bad tollgate trace line: {e}; skipped")),
     };
+    if head.kind == "session_start" {
+        // The session's payload metadata (e.g. `org_id`), for its tool calls' payloads.
+        if let (Some(session), Some(metadata)) = (head.session_id, head.metadata) {
+            out.session_metadata.insert(session, metadata);
+        }
+        return;
+    }
     if head.kind != "tool_call" {
         return;
     }
@@ -256,7 +285,14 @@ fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
         origin: Origin::Trace(TraceCall {
             tool_name: call.tool_name,
             arguments: call.arguments,
+            metadata: call
+                .session_id
+                .as_ref()
+                .and_then(|s| out.session_metadata.get(s))
+                .cloned()
+                .unwrap_or_default(),
             run_id: call.run_id,
+            session_id: call.session_id,
             agent: call.agent,
             depth: call.depth,
             seq: call.seq,
@@ -333,10 +369,9 @@ mod tests {
 
     #[test]
     fn over_long_lines_are_skipped_and_the_next_line_is_read() {
-        let long = format!("{{\"type\":\"user\",\"pad\":\"{}\"}}", "x".repeat(100));
-        let call =
-            r#"{"seq":1,"type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
-        let t = read_str(&format!("{long}\n{call}\n"), 90);
+        let long = format!("{{\"type\":\"user\",\"pad\":\"{}\"}}", "x".repeat(120));
+        let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let t = read_str(&format!("{long}\n{call}\n"), 100);
         assert_eq!(t.lines, 2);
         assert_eq!(t.calls.len(), 1);
         assert_eq!(t.calls[0].line, 2);
@@ -351,8 +386,7 @@ mod tests {
 
     #[test]
     fn a_line_exactly_at_the_limit_is_read() {
-        let call =
-            r#"{"seq":1,"type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
         let t = read_str(&format!("{call}\n{call}"), call.len());
         assert_eq!(t.calls.len(), 2, "{:?}", t.warnings);
         assert!(

@@ -821,3 +821,35 @@ fn the_runtime_permission_gate_reviews_replayed_shell_calls() {
 fn hooks_path(dir: &Path) -> String {
     dir.join("empty.yaml").display().to_string()
 }
+
+#[test]
+fn unreadable_lines_are_counted_and_claude_entries_with_a_seq_stay_claude() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = deny_first_word(dir.path(), "rm");
+    let mut with_seq: Value = serde_json::from_str(&claude_line(
+        "s1",
+        "Bash",
+        &json!({"command": "rm -rf build"}),
+    ))
+    .unwrap();
+    with_seq["seq"] = json!(7);
+    let lines = [
+        claude_line("ok", "Bash", &json!({"command": "ls"})),
+        r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"cut","name":"Bash","input":{"command":"rm -rf /"#.to_owned(),
+        with_seq.to_string(),
+    ];
+    let path = write(dir.path(), "cut.jsonl", &lines.join("\n"));
+    let report = replay(&[&path, "--hooks", &hooks, "--json"]).json();
+    assert_eq!(report["summary"]["total"], 2, "{report}");
+    assert_eq!(report["summary"]["skipped_lines"], 1, "{report}");
+    assert_eq!(
+        column(&report, "decision"),
+        [&json!("allow"), &json!("deny")]
+    );
+    let table = replay(&[&path, "--hooks", &hooks]);
+    assert!(
+        table.stdout.contains("1 unreadable line(s) skipped"),
+        "{}",
+        table.stdout
+    );
+}

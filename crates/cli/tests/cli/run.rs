@@ -539,3 +539,38 @@ fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
         "the answer keeps its lines: {shown}"
     );
 }
+
+#[test]
+fn a_run_trace_replays_with_the_runs_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    // The agent config's ReadOnlyGuard alone, as a policy to backtest: it keys on
+    // `metadata.org_id`, which the trace recorded per session.
+    let agent = dir.path().join("guard.json");
+    std::fs::write(
+        &agent,
+        r#"{"model_config_json": {"hooks": {"class_hooks": [{"class": "ReadOnlyGuard", "params": {"readonly_orgs": ["org-7"]}}]}}}"#,
+    )
+    .unwrap();
+    let replayed = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args([
+            "replay",
+            &dir.path().join("trace.jsonl").display().to_string(),
+        ])
+        .args(["--agent", &agent.display().to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", text(&replayed));
+    let report: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    let calls = report["calls"].as_array().unwrap();
+    let update = calls
+        .iter()
+        .find(|c| c["tool_call_id"] == "call_2")
+        .unwrap();
+    assert_eq!(update["decision"], "deny", "{update}");
+    assert_eq!(update["hook"], "ReadOnlyGuard");
+    // Every recorded call, the analyst's included, was replayed.
+    assert_eq!(calls.len(), of(&lines, "tool_call").len());
+    assert_eq!(report["summary"]["total"], calls.len());
+}
