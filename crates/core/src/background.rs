@@ -7,8 +7,24 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tollgate_protocol::Event;
 
+use tollgate_protocol::{Payload, RunStatus};
+
+use crate::dispatch::HookRun;
 use crate::dispatch::run::{Settled, run};
-use crate::hook::{Hook, HookContext};
+use crate::hook::HookContext;
+use crate::registry::Entry;
+
+/// Sees how each fire-and-forget hook run ended, after the dispatch that detached it returned
+/// (the dispatch itself recorded only `detached`). For audit trails: a detached hook's failure
+/// must show up as one. Attach with [`Dispatcher::with_detached_observer`](crate::Dispatcher::with_detached_observer).
+///
+/// `finished` runs on the background task, synchronously: keep it short. A panic is caught and
+/// logged at WARN.
+pub trait DetachedObserver: Send + Sync + 'static {
+    /// One detached run ended: `run` has its final status (`completed`, `timed_out`, …), its
+    /// decision when it answered, its error when it failed, and its duration.
+    fn finished(&self, payload: &Payload, run: &HookRun);
+}
 
 /// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
 /// `capacity` waiting or running at once and at most `in_flight` running at once. A hook
@@ -71,11 +87,12 @@ impl Background {
     /// full.
     pub(crate) fn detach(
         &self,
-        hook: Arc<dyn Hook>,
-        name: Arc<str>,
-        deadline: Duration,
+        entry: &Entry,
         ctx: HookContext,
+        observer: Option<Arc<dyn DetachedObserver>>,
     ) -> bool {
+        let (hook, name, deadline) = (entry.hook.clone(), entry.name.clone(), entry.timeout);
+        let (kind, source, failure_mode) = (entry.kind, entry.source, entry.failure_mode);
         let inner = &self.inner;
         if inner.pending.fetch_add(1, Ordering::AcqRel) >= inner.capacity {
             inner.pending.fetch_sub(1, Ordering::AcqRel);
@@ -89,9 +106,37 @@ impl Background {
                 return;
             };
             let event = ctx.event();
+            let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());
             let start = quanta::Instant::now();
             let ran = run(&*hook, deadline, ctx, start).await;
+            let (status, decision, error) = match &ran.settled {
+                Settled::Answered(outcome) => {
+                    (RunStatus::Completed, Some(outcome.decision.clone()), None)
+                }
+                Settled::Failed(failure) => (failure.status, None, Some(failure.error.clone())),
+            };
             log_detached(&name, &event, ran.settled, ran.took);
+            if let (Some(observer), Some(payload)) = (observer, payload) {
+                let record = HookRun {
+                    hook: name,
+                    kind,
+                    source,
+                    status,
+                    decision,
+                    error,
+                    failure_mode,
+                    duration: ran.took,
+                    rewrote: false,
+                };
+                // An observer's panic must not take the queue's task down with a message-less
+                // abort; it is logged like a DispatchObserver's.
+                let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    observer.finished(&payload, &record);
+                }));
+                if seen.is_err() {
+                    tracing::warn!(hook = %record.hook, "a detached-run observer panicked");
+                }
+            }
         });
         true
     }

@@ -15,7 +15,7 @@ use tollgate_protocol::{
     Decision, Event, FailureMode, HookKind, HookSource, Payload, RunStatus, SideEffect,
 };
 
-use crate::background::Background;
+use crate::background::{Background, DetachedObserver};
 use crate::hook::BoxFuture;
 use crate::registry::{DispatchMode, Registry};
 
@@ -215,6 +215,7 @@ pub struct Dispatcher {
     gate: Option<Arc<dyn PermissionGate>>,
     mode: HooksMode,
     background: Background,
+    detached: Option<Arc<dyn DetachedObserver>>,
 }
 
 impl Dispatcher {
@@ -225,6 +226,7 @@ impl Dispatcher {
             gate: None,
             mode: HooksMode::Enforce,
             background: Background::default(),
+            detached: None,
         }
     }
 
@@ -233,6 +235,14 @@ impl Dispatcher {
     #[must_use]
     pub fn with_background(mut self, background: Background) -> Self {
         self.background = background;
+        self
+    }
+
+    /// Reports how each fire-and-forget hook run of this dispatcher ended (see
+    /// [`DetachedObserver`]).
+    #[must_use]
+    pub fn with_detached_observer(mut self, observer: Arc<dyn DetachedObserver>) -> Self {
+        self.detached = Some(observer);
         self
     }
 
@@ -273,7 +283,9 @@ impl Dispatcher {
         if !bypassed && let Some(hooks) = self.registry.hooks(&chain.outcome.event) {
             match hooks.mode {
                 DispatchMode::Notification => {
-                    chain.run_concurrently(hooks, &self.background).await;
+                    chain
+                        .run_concurrently(hooks, &self.background, self.detached.as_ref())
+                        .await;
                 }
                 DispatchMode::Blocking | DispatchMode::Result => {
                     chain.run_sequentially(hooks).await

@@ -89,7 +89,7 @@ mod registry;
 pub mod spill;
 pub mod truncate;
 
-pub use background::Background;
+pub use background::{Background, DetachedObserver};
 pub use dispatch::{
     DecidedBy, DispatchObserver, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode,
     PermissionGate, RecordedSideEffect, ReviewedArgs,

@@ -39,7 +39,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tollgate_config::{Assembler, HookFile, Policy, selected_skills};
 use tollgate_core::{
-    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode, ToolMatcher,
+    Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HookRun,
+    HooksMode, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::wire::SideEffectWire;
@@ -412,6 +413,7 @@ impl<'s> Session<'s> {
         let dispatcher = Dispatcher::new(registry)
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
+            .with_detached_observer(Arc::new(DetachedToTrace(trace.clone())))
             .with_permission_gate(Arc::new(RuntimeGate::new(
                 def.config.require_confirmation_for_all,
                 confirm,
@@ -1087,6 +1089,25 @@ impl<'s> Session<'s> {
             self.trace.emit(subagent_stop_step(&last));
             self.emit(last, about).await;
         }
+    }
+}
+
+/// Writes how a fire-and-forget hook run ended, once it has: a second `hook_run` line for the
+/// run, with `"detached": true` and its final status (the dispatch's own line says only
+/// `detached`).
+struct DetachedToTrace(Trace);
+
+impl DetachedObserver for DetachedToTrace {
+    fn finished(&self, payload: &Payload, run: &HookRun) {
+        let mut line = match serde_json::to_value(run.to_wire(&payload.event())) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        line.insert("detached".into(), Value::Bool(true));
+        if let Some(call) = payload.tool_call() {
+            line.insert("tool_call_id".into(), call.tool_call_id.clone().into());
+        }
+        self.0.emit(Step::new("hook_run", Value::Object(line)));
     }
 }
 

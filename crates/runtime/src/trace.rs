@@ -11,7 +11,7 @@
 //! | `user_turn` | `prompt` |
 //! | `model_turn` | `turn`, `content`, `tool_calls` (`[{id, name, arguments}]`) |
 //! | `tool_call` | `tool_call_id`, `tool_name`, `arguments` (as the model proposed them) |
-//! | `hook_run` | the hook's record (`tollgate schema hook-run`) plus `tool_call_id` / `task_id` |
+//! | `hook_run` | the hook's record (`tollgate schema hook-run`) plus `tool_call_id` / `task_id`; a fire-and-forget hook's record says `detached`, and a second line with `"detached": true` gives its final status once it ended (possibly after `session_end`) |
 //! | `dispatch` | one per emitted event: `event`, `decision`, `reason`, `decided_by`, `bypassed`, `hooks` (how many ran), `modified_args`, `modified_result`, `additional_context`, `side_effects`, `tool_call_id` / `task_id` |
 //! | `approval` | `tool_call_id`, `reason`, `approved`, `by` (`terminal`, `non_interactive`, …) |
 //! | `tool_started` | `tool_call_id`, `tool_name`, `arguments` (the final, re-reviewed ones) |

@@ -21,6 +21,7 @@ use super::{
     ReviewedArgs,
 };
 use crate::background::Background;
+use crate::background::DetachedObserver;
 use crate::candidates::EventHooks;
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
@@ -95,14 +96,19 @@ impl Chain {
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
-    pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks, background: &Background) {
+    pub(super) async fn run_concurrently(
+        &mut self,
+        hooks: &EventHooks,
+        background: &Background,
+        observer: Option<&Arc<dyn DetachedObserver>>,
+    ) {
         let candidates = hooks.candidates(self.current.match_target());
         let mut selected = Vec::new();
         for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
             let ctx = HookContext::new(self.current.clone());
             match triggers(entry, &ctx) {
                 Ok(false) => {}
-                Ok(true) if entry.fire_and_forget => self.detach(entry, ctx, background),
+                Ok(true) if entry.fire_and_forget => self.detach(entry, ctx, background, observer),
                 Ok(true) => selected.push((entry, Ok(ctx))),
                 Err(message) => selected.push((entry, Err(message))),
             }
@@ -292,9 +298,14 @@ impl Chain {
 
     /// Hands a fire-and-forget hook to the background queue and records that it did (or that
     /// the queue was full and the hook was dropped).
-    fn detach(&mut self, entry: &Entry, ctx: HookContext, background: &Background) {
-        let hook = entry.hook.clone();
-        let queued = background.detach(hook, entry.name.clone(), entry.timeout, ctx);
+    fn detach(
+        &mut self,
+        entry: &Entry,
+        ctx: HookContext,
+        background: &Background,
+        observer: Option<&Arc<dyn DetachedObserver>>,
+    ) {
+        let queued = background.detach(entry, ctx, observer.cloned());
         let (status, error) = if queued {
             (RunStatus::Detached, None)
         } else {

@@ -633,6 +633,79 @@ async fn fire_and_forget_hooks_never_delay_the_dispatch_and_still_run() {
     assert_eq!(finished.await.unwrap(), "run-9");
 }
 
+/// Keeps what the detached-run observer saw.
+#[derive(Default)]
+struct Finished(Mutex<Vec<(String, RunStatus, Option<String>)>>);
+
+impl tollgate_core::DetachedObserver for Finished {
+    fn finished(&self, payload: &Payload, run: &tollgate_core::HookRun) {
+        assert_eq!(payload.event(), Event::SessionEnd);
+        self.0
+            .lock()
+            .unwrap()
+            .push((run.hook.to_string(), run.status, run.error.clone()));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_detached_hooks_end_reaches_the_detached_observer() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::SessionEnd,
+        hook_fn("fine", |_| async { Ok(Outcome::allow()) }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    hooks.register_with(
+        Event::SessionEnd,
+        hook_fn("broken", |_| async {
+            Err(tollgate_core::HookError::msg("receiver said 500"))
+        }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    hooks.register_with(
+        Event::SessionEnd,
+        hook_fn("stuck", |_| async {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            Ok(Outcome::allow())
+        }),
+        HookOptions::default()
+            .fire_and_forget(true)
+            .timeout(tollgate_core::HookTimeout::from_secs(1).unwrap()),
+    );
+    let background = tollgate_core::Background::default();
+    let seen = Arc::new(Finished::default());
+    let dispatcher = Dispatcher::new(hooks.build().unwrap())
+        .with_background(background.clone())
+        .with_detached_observer(seen.clone());
+    let end = tollgate_protocol::SessionEnd {
+        status: tollgate_protocol::SessionEndStatus::Completed,
+        error: None,
+    };
+    let outcome = dispatcher
+        .dispatch(Arc::new(Payload::new(common("run-d"), end)))
+        .await;
+    assert!(outcome.runs.iter().all(|r| r.status == RunStatus::Detached));
+    while background.pending() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let mut seen = seen.0.lock().unwrap().clone();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(seen.len(), 3);
+    assert_eq!(
+        (seen[0].0.as_str(), seen[0].1),
+        ("broken", RunStatus::Errored)
+    );
+    assert_eq!(seen[0].2.as_deref(), Some("receiver said 500"));
+    assert_eq!(
+        (seen[1].0.as_str(), seen[1].1),
+        ("fine", RunStatus::Completed)
+    );
+    assert_eq!(
+        (seen[2].0.as_str(), seen[2].1),
+        ("stuck", RunStatus::TimedOut)
+    );
+}
+
 #[tokio::test]
 async fn a_full_background_queue_drops_fire_and_forget_hooks() {
     let background = tollgate_core::Background::new(1, 1);

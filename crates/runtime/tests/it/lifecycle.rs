@@ -583,3 +583,49 @@ async fn a_cancel_while_pre_tool_use_hooks_run_starts_no_tool() {
     assert_eq!(dispatches(&lines, "post_tool_use_cancelled").len(), 1);
     assert_eq!(of(&lines, "observation")[0]["status"], "cancelled");
 }
+
+#[tokio::test]
+async fn a_failed_fire_and_forget_hook_shows_in_the_trace_as_failed() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "hooks.yaml",
+            "hooks:\n  SessionEnd:\n    - name: flaky-webhook\n      fire_and_forget: true\n      script: \"echo 'receiver down' >&2; exit 1\"\n",
+        )],
+    );
+    let path = agent(&dir, "hooks: [hooks.yaml]\n", &[answer("ok")]);
+    let services = Services::default();
+    let collect = Arc::new(tollgate_runtime::trace::Collect::default());
+    let request = tollgate_runtime::RunRequest {
+        agent: tollgate_runtime::AgentDef::load(&path).unwrap(),
+        prompt: "go".into(),
+        skills: vec![],
+        model: None,
+        workspace: Some(dir.join("ws")),
+    };
+    tollgate_runtime::run(
+        request,
+        &services,
+        vec![collect.clone()],
+        CancellationToken::new(),
+    )
+    .await;
+    while services.background.pending() > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let lines: Vec<Value> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let runs: Vec<&Value> = of(&lines, "hook_run")
+        .into_iter()
+        .filter(|r| r["hook"] == "flaky-webhook")
+        .collect();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(runs[0]["status"], "detached");
+    assert_eq!(runs[1]["status"], "errored");
+    assert_eq!(runs[1]["detached"], true);
+    assert!(
+        runs[1]["error"].as_str().unwrap().contains("exit"),
+        "{}",
+        runs[1]
+    );
+}
