@@ -35,6 +35,16 @@ fn relative(path: &str) -> Result<&str, ToolError> {
     if path.trim().is_empty() {
         return Err(ToolError::new("`path` is empty"));
     }
+    // `..` is refused before anything is touched: a write through `a/b/../../..` must not
+    // leave `a/b` behind when cap-std refuses the escape.
+    if std::path::Path::new(path)
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return Err(ToolError::new(format!(
+            "`{path}`: `..` is not allowed in workspace paths"
+        )));
+    }
     // Absolute paths are read as relative to the workspace root, the way a user means them.
     Ok(path.trim_start_matches('/'))
 }
@@ -220,6 +230,16 @@ mod tests {
             assert!(wrote.is_err(), "{path} escaped: {wrote:?}");
         }
         assert!(!outer.path().join("evil").exists());
+        // A refused write leaves nothing behind.
+        let wrote = WriteFileTool
+            .call(
+                &json!({"path": "a/b/../../../escape.txt", "content": "x"}),
+                &env,
+            )
+            .await
+            .unwrap_err();
+        assert!(wrote.0.contains("`..`"), "{wrote}");
+        assert!(!inner.join("a").exists());
         // Special files in the workspace never block the tool.
         nix::unistd::mkfifo(&inner.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         std::fs::create_dir(inner.join("dir")).unwrap();
