@@ -45,18 +45,19 @@ use tollgate_core::{
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
-    Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, SubagentCancel,
-    SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall, ToolCancelled,
-    ToolFailure, ToolResult, UserTurn,
+    Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
+    ToolCancelled, ToolFailure, ToolResult, UserTurn,
 };
 
 use crate::agent::AgentDef;
 use crate::gate::{ApprovalRequest, Approver, DenyApprover, RuntimeGate};
 use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
-use crate::tools::{
-    self, BASH_TOOL, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text, string_arg,
-};
+use crate::tools::{self, BASH_TOOL, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text};
 use crate::trace::{Origin, Step, Trace, TraceSink};
+
+mod delegate;
+
+use delegate::call_agent_spec;
 
 /// Deepest delegation chain (the top agent is depth 0).
 pub const MAX_DEPTH: u32 = 4;
@@ -858,238 +859,6 @@ impl<'s> Session<'s> {
             json!({"status": ending.status.as_str(), "turns": ending.turns, "error": error}),
         ));
     }
-
-    // ---- delegation --------------------------------------------------------------------
-
-    async fn delegate(&self, call: &ToolCall) -> Result<Value, ToolError> {
-        let agent = string_arg(&call.tool_input, "agent")?.to_owned();
-        let task = string_arg(&call.tool_input, "task")?.to_owned();
-        let Some(sub) = self.def.subagents.get(&agent) else {
-            let known: Vec<&str> = self.def.subagents.keys().map(String::as_str).collect();
-            return Err(ToolError::new(format!(
-                "no sub-agent `{agent}`; known: {}",
-                known.join(", ")
-            )));
-        };
-        if self.depth + 1 > MAX_DEPTH {
-            return Err(ToolError::new(format!(
-                "delegation deeper than {MAX_DEPTH} levels is refused"
-            )));
-        }
-        let n = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;
-        let task_id = format!("{}-task-{n}", self.common.session_id);
-        let about = About::Task(&call.tool_call_id, &task_id);
-        self.trace.emit(Step::new(
-            "subagent_start",
-            json!({"task_id": task_id, "agent_type": agent, "task_description": task}),
-        ));
-        let start = SubagentStart {
-            task_id: task_id.clone(),
-            agent_type: agent.clone(),
-            task_description: task.clone(),
-        };
-        let started = self.emit(start, about).await;
-        let begun = Instant::now();
-        let stop = |status: SubagentStatus, ending: SubagentEnding| SubagentStop {
-            task_id: task_id.clone(),
-            agent_type: agent.clone(),
-            status,
-            duration: begun.elapsed(),
-            ending,
-        };
-        let request = ApprovalRequest {
-            agent: self.def.name.clone(),
-            tool_name: CALL_AGENT_TOOL.into(),
-            tool_call_id: call.tool_call_id.clone(),
-            arguments: call.tool_input.clone(),
-            reason: started.decision.reason().unwrap_or_default().to_owned(),
-            asked_by: decided_by(&started).unwrap_or_default(),
-        };
-        let refusal = match &started.decision {
-            Decision::Allow => None,
-            Decision::Deny { reason } => Some(format!("the delegation was denied: {reason}")),
-            Decision::Ask { .. } => ask(self.services, &self.trace, &request).await,
-        };
-        let refusal = refusal.or_else(|| {
-            self.cancel.is_cancelled().then(|| {
-                format!(
-                    "cancelled: {} before the sub-agent started",
-                    self.cancel_cause()
-                )
-            })
-        });
-        if let Some(why) = refusal {
-            self.stop_subagent(
-                stop(
-                    SubagentStatus::Cancelled,
-                    SubagentEnding::Error(why.clone()),
-                ),
-                about,
-            )
-            .await;
-            return Err(ToolError::new(why));
-        }
-        let file = self.def.subagent_file(&agent).unwrap_or_default();
-        let child_def = match AgentDef::load(&file) {
-            Ok(def) => Arc::new(def),
-            Err(e) => {
-                let why = format!("sub-agent `{agent}` cannot be loaded: {e}");
-                self.stop_subagent(
-                    stop(SubagentStatus::Failed, SubagentEnding::Error(why.clone())),
-                    about,
-                )
-                .await;
-                return Err(ToolError::new(why));
-            }
-        };
-        let timeout = Duration::from_secs(sub.timeout_seconds);
-        let child_cancel = self.cancel.child_token();
-        let cause: Arc<OnceLock<String>> = Arc::default();
-        let workspace = child_def
-            .workspace
-            .clone()
-            .unwrap_or_else(|| self.env.workspace.clone());
-        let setup = SessionSetup {
-            model: None,
-            workspace,
-            skills: Vec::new(),
-            trace: self.trace.with_origin(Origin {
-                run_id: self.common.run_id.clone(),
-                session_id: new_id("session"),
-                agent: child_def.name.clone(),
-                depth: self.depth + 1,
-            }),
-            def: child_def,
-            depth: self.depth + 1,
-            cancel: child_cancel.clone(),
-            soft_deadline: Some(begun + timeout),
-            cancel_cause: Arc::clone(&cause),
-        };
-        let child = match Session::prepare(self.services, setup).await {
-            Ok(child) => child,
-            Err((trace, why)) => {
-                trace.emit(Step::new(
-                    "session_end",
-                    json!({"status": "failed", "turns": 0, "error": why}),
-                ));
-                let why = format!("sub-agent `{agent}` cannot start: {why}");
-                self.stop_subagent(
-                    stop(SubagentStatus::Failed, SubagentEnding::Error(why.clone())),
-                    about,
-                )
-                .await;
-                return Err(ToolError::new(why));
-            }
-        };
-        let hard = timeout.saturating_mul(3);
-        let mut body = child.run_body(&task);
-        let ending = match tokio::time::timeout(hard, &mut body).await {
-            Ok(ending) => ending,
-            Err(_) => {
-                // Force-stop: cancel the sub-agent so its running tool is killed and its
-                // `post_tool_use_cancelled` still fires; if it does not wind down within the
-                // grace, drop it where it stands.
-                let _ = cause.set(format!(
-                    "this sub-agent was force-stopped after {} s (3 × timeout_seconds)",
-                    hard.as_secs()
-                ));
-                child_cancel.cancel();
-                let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
-                let turns = ending.as_ref().map_or(0, |e| e.turns);
-                let why = format!(
-                    "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
-                    hard.as_secs(),
-                    timeout.as_secs()
-                );
-                Ending {
-                    error: Some(why),
-                    ..Ending::new(EndStatus::Cancelled, turns)
-                }
-            }
-        };
-        drop(body);
-        child.end(&ending).await;
-        drop(child);
-        let (status, outcome) = match ending.status {
-            EndStatus::Completed => {
-                let answer = ending.answer.unwrap_or_default();
-                (SubagentStatus::Completed, Ok(Value::String(answer)))
-            }
-            EndStatus::TimedOut => (
-                SubagentStatus::TimedOut,
-                Err(format!(
-                    "timed_out: sub-agent `{agent}` ran past {} s and stopped",
-                    timeout.as_secs()
-                )),
-            ),
-            EndStatus::Cancelled => {
-                let why = ending
-                    .error
-                    .unwrap_or_else(|| "cancelled: the run was cancelled".to_owned());
-                (SubagentStatus::Cancelled, Err(why))
-            }
-            EndStatus::Failed | EndStatus::TurnLimit => {
-                let why = ending
-                    .error
-                    .unwrap_or_else(|| ending.status.as_str().to_owned());
-                (
-                    SubagentStatus::Failed,
-                    Err(format!("sub-agent `{agent}` failed: {why}")),
-                )
-            }
-        };
-        if status == SubagentStatus::Cancelled {
-            let why = outcome.as_ref().err().cloned().unwrap_or_default();
-            self.cancel_subagent(&task_id, &agent, &why, about).await;
-        }
-        let ending = match &outcome {
-            Ok(answer) => SubagentEnding::Result(answer.clone()),
-            Err(why) => SubagentEnding::Error(why.clone()),
-        };
-        self.stop_subagent(stop(status, ending), about).await;
-        outcome.map_err(ToolError::new)
-    }
-
-    async fn cancel_subagent(&self, task_id: &str, agent: &str, why: &str, about: About<'_>) {
-        let cancel = SubagentCancel {
-            task_id: task_id.to_owned(),
-            agent_type: agent.to_owned(),
-            reason: Some(why.to_owned()),
-        };
-        self.emit(cancel, about).await;
-    }
-
-    /// Records and dispatches `subagent_stop`. A cancel arriving while its hooks run wins: a
-    /// second `subagent_stop` says `cancelled` (the last one per task id counts).
-    async fn stop_subagent(&self, stop: SubagentStop, about: About<'_>) {
-        let (task_id, agent) = (stop.task_id.clone(), stop.agent_type.clone());
-        let duration = stop.duration;
-        self.trace.emit(subagent_stop_step(&stop));
-        // A cancel that arrived before the stop is part of this stop; only one that arrives
-        // while the stop hooks run races them.
-        let raced = if self.cancel.is_cancelled() {
-            self.emit(stop, about).await;
-            false
-        } else {
-            tokio::select! {
-                _ = self.emit(stop, about) => false,
-                () = self.cancel.cancelled() => true,
-            }
-        };
-        if raced {
-            let why = "the run was cancelled while the sub-agent's stop hooks ran";
-            self.cancel_subagent(&task_id, &agent, why, about).await;
-            let last = SubagentStop {
-                task_id,
-                agent_type: agent,
-                status: SubagentStatus::Cancelled,
-                duration,
-                ending: SubagentEnding::Error(why.into()),
-            };
-            self.trace.emit(subagent_stop_step(&last));
-            self.emit(last, about).await;
-        }
-    }
 }
 
 /// Writes how a fire-and-forget hook run ended, once it has: a second `hook_run` line for the
@@ -1109,22 +878,6 @@ impl DetachedObserver for DetachedToTrace {
         }
         self.0.emit(Step::new("hook_run", Value::Object(line)));
     }
-}
-
-fn subagent_stop_step(stop: &SubagentStop) -> Step {
-    let mut fields = json!({
-        "task_id": stop.task_id,
-        "agent_type": stop.agent_type,
-        "status": stop.status.as_str(),
-        "success": stop.status == SubagentStatus::Completed,
-        "duration_seconds": stop.duration.as_secs_f64(),
-    });
-    match &stop.ending {
-        SubagentEnding::Result(result) => fields["result"] = result.clone(),
-        SubagentEnding::Error(error) => fields["error"] = error.clone().into(),
-        SubagentEnding::Pending => {}
-    }
-    Step::new("subagent_stop", fields)
 }
 
 fn warning_step(file: &str, entry: &str, message: &str) -> Step {
@@ -1190,24 +943,4 @@ fn with_context(mut text: String, context: &[String]) -> String {
         text.push_str(line);
     }
     text
-}
-
-fn call_agent_spec(def: &AgentDef) -> ToolSpec {
-    let agents: Vec<Value> = def
-        .subagents
-        .keys()
-        .map(|k| Value::String(k.clone()))
-        .collect();
-    ToolSpec {
-        name: CALL_AGENT_TOOL.into(),
-        description: "Delegate a task to a sub-agent; returns its final answer.".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "agent": {"type": "string", "enum": agents},
-                "task": {"type": "string", "description": "What the sub-agent should do."}
-            },
-            "required": ["agent", "task"]
-        }),
-    }
 }
