@@ -95,6 +95,7 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
     };
     let (calls, skipped, mut warnings) = prepare(&transcript, &source, args.tool_names);
     warnings.extend(transcript.warnings.iter().cloned());
+    warnings.extend(transcript.notes.iter().cloned());
     warnings.sort_by_key(|w| w.line);
     for warning in &warnings {
         eprintln!("warning: {source}: {warning}");

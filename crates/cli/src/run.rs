@@ -165,54 +165,74 @@ pub fn run(args: Run) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    // First signal: cancel (running hooks finish under their deadlines so their decisions are
+    // recorded; the running tool is stopped; `session_end` fires). Second signal: quit now.
+    let quit = CancellationToken::new();
     let report = runtime.block_on(async {
-        let on_signal = cancel.clone();
+        let (on_signal, on_quit) = (cancel.clone(), quit.clone());
         tokio::spawn(async move {
             // SIGINT (Ctrl-C), SIGTERM (docker stop, systemd, CI timeouts) and SIGHUP (the
-            // terminal went away) all cancel the run, so tools are stopped and `session_end`
-            // fires. A second Ctrl-C quits at once.
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut hup)) = (
+            // terminal went away) all count.
+            use tokio::signal::unix::{Signal, SignalKind, signal};
+            let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::interrupt()),
                 signal(SignalKind::terminate()),
                 signal(SignalKind::hangup()),
             ) else {
                 return;
             };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
+            async fn any(int: &mut Signal, term: &mut Signal, hup: &mut Signal) {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
             }
-            eprintln!("\ncancelling… (Ctrl-C again to quit now)");
+            any(&mut int, &mut term, &mut hup).await;
+            eprintln!("\ncancelling… (running hooks finish first; signal again to quit now)");
             on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
+            any(&mut int, &mut term, &mut hup).await;
+            on_quit.cancel();
         });
-        let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
-        // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
-        while services.background.pending() > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        let running = async {
+            let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
+            // Fire-and-forget hooks keep their deadline; let them finish before the process
+            // exits.
+            while services.background.pending() > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            report
+        };
+        tokio::select! {
+            report = running => Some(report),
+            // Dropping the run drops every hook and tool in flight: their process groups are
+            // killed on drop, nothing outlives tollgate.
+            () = quit.cancelled() => None,
         }
-        report
     });
     // A question still waiting on stdin (cancelled at the prompt) must not hold the exit.
+    // Shutting down drops the background tasks too (detached hooks: their groups are killed).
     runtime.shutdown_timeout(Duration::from_millis(100));
     console.clear();
+    let Some(report) = report else {
+        eprintln!("quit: the run was stopped where it stood");
+        return Ok(ExitCode::from(130));
+    };
     let mut out = std::io::stdout().lock();
     let status = report.status.as_str();
     let trace = args
         .trace
         .map(|p| format!(" · trace {}", p.display()))
         .unwrap_or_default();
-    writeln!(
+    // A closed stdout (`| head`) must not turn a completed run into a failure.
+    let _ = writeln!(
         out,
         "■ {status} after {} model turn(s) · workspace {}{trace}",
         report.turns,
         report.workspace.display()
-    )?;
+    );
     if let Some(error) = &report.error {
-        writeln!(out, "  error: {}", shorten(error, 2000))?;
+        let _ = writeln!(out, "  error: {}", shorten(error, 2000));
     }
     Ok(match report.status {
         EndStatus::Completed => ExitCode::SUCCESS,

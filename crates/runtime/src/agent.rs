@@ -43,6 +43,10 @@ use tollgate_config::{AgentConfig, HookFile, Skill, SkillSet, Trust, Warning};
 use crate::model::ModelSpec;
 use crate::tools::BUILTIN_TOOLS;
 
+/// Variables holding the environment's model keys, which an agent file's `api_key_env` may
+/// not name.
+const GLOBAL_MODEL_KEYS: [&str; 2] = ["OPENAI_API_KEY", "TOLLGATE_MODEL_API_KEY"];
+
 /// Default model turns per session.
 pub const DEFAULT_MAX_TURNS: u32 = 16;
 /// Default sub-agent timeout.
@@ -224,6 +228,15 @@ impl AgentDef {
             .map(|m| ModelSpec::parse(m, &dir))
             .transpose()
             .map_err(|e| invalid(format!("model: {e}")))?;
+        if let Some(name) = wire.api_key_env.as_deref()
+            && GLOBAL_MODEL_KEYS.contains(&name)
+        {
+            // The environment's model keys go only to the environment's endpoints; an agent
+            // file names a variable of its own for its `base_url`.
+            return Err(invalid(format!(
+                "api_key_env: `{name}` is the environment's model key; name a variable of this endpoint's own"
+            )));
+        }
         let max_turns = wire.max_turns.unwrap_or(DEFAULT_MAX_TURNS);
         if max_turns == 0 {
             return Err(invalid("max_turns: must be at least 1".into()));
@@ -336,6 +349,10 @@ mod tests {
             ("name: a\nmax_turns: 0\n", "max_turns"),
             ("name: a\nhooks: [missing.yaml]\n", "hooks[0]"),
             ("name: ' '\n", "name"),
+            (
+                "name: a\nbase_url: http://x/v1\napi_key_env: OPENAI_API_KEY\n",
+                "api_key_env",
+            ),
         ];
         for (text, expected) in cases {
             let err = load(text).unwrap_err().to_string();

@@ -441,6 +441,9 @@ impl<'s> Session<'s> {
                 format!("cannot create the workspace {}: {e}", workspace.display()),
             )
         })?;
+        // Absolute from here on: `TOLLGATE_WORKSPACE` and traces must not depend on the
+        // shell's working directory.
+        let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
         let database = def.database.as_ref().map(|d| workspace.join(d));
         if let (Some(path), Some(seed)) = (&database, &def.seed) {
             tools::sql::seed_database(path, seed).await.map_err(|e| {

@@ -104,6 +104,8 @@ pub struct Transcript {
     pub lines: u64,
     /// Payload metadata per trace session id.
     pub session_metadata: std::collections::HashMap<String, Map<String, Value>>,
+    /// Notes about lines that were read (not skipped): shown like warnings, counted nowhere.
+    pub notes: Vec<LineWarning>,
 }
 
 impl Transcript {
@@ -279,18 +281,14 @@ fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
             );
         }
     };
+    let metadata = session_metadata(line, call.session_id.as_deref(), out);
     out.calls.push(RecordedCall {
         line,
         tool_call_id: call.tool_call_id,
         origin: Origin::Trace(TraceCall {
             tool_name: call.tool_name,
             arguments: call.arguments,
-            metadata: call
-                .session_id
-                .as_ref()
-                .and_then(|s| out.session_metadata.get(s))
-                .cloned()
-                .unwrap_or_default(),
+            metadata,
             run_id: call.run_id,
             session_id: call.session_id,
             agent: call.agent,
@@ -298,6 +296,26 @@ fn trace_line(line: u64, entry: Map<String, Value>, out: &mut Transcript) {
             seq: call.seq,
         }),
     });
+}
+
+/// The recorded metadata of `session`, with a note (once per session) when its
+/// `session_start` line was not seen: hooks that key on metadata (`org_id`) judge without it.
+fn session_metadata(line: u64, session: Option<&str>, out: &mut Transcript) -> Map<String, Value> {
+    let Some(session) = session else {
+        return Map::new();
+    };
+    if let Some(metadata) = out.session_metadata.get(session) {
+        return metadata.clone();
+    }
+    out.session_metadata.insert(session.to_owned(), Map::new());
+    out.notes.push(LineWarning {
+        line,
+        message: format!(
+            "no session_start line for session `{session}` before its first tool call: its \
+             metadata (org_id, …) is unknown, and its calls are judged without it"
+        ),
+    });
+    Map::new()
 }
 
 // ---- Claude Code transcripts -----------------------------------------------------------------

@@ -573,4 +573,77 @@ fn a_run_trace_replays_with_the_runs_metadata() {
     // Every recorded call, the analyst's included, was replayed.
     assert_eq!(calls.len(), of(&lines, "tool_call").len());
     assert_eq!(report["summary"]["total"], calls.len());
+    // Without the session_start lines the metadata is unknown: said, and not counted as skipped.
+    let stripped: String = std::fs::read_to_string(dir.path().join("trace.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"session_start\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare = dir.path().join("bare.jsonl");
+    std::fs::write(&bare, stripped).unwrap();
+    let replayed = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["replay", &bare.display().to_string()])
+        .args(["--agent", &agent.display().to_string(), "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&replayed.stderr);
+    assert!(stderr.contains("no session_start line"), "{stderr}");
+    let report: Value = serde_json::from_slice(&replayed.stdout).unwrap();
+    assert_eq!(report["summary"]["skipped_lines"], 0);
+}
+
+#[test]
+fn a_second_signal_quits_at_once_and_leaves_no_hook_running() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - name: slow-judge\n      timeout: 60\n      script: \"sleep 47.25\"\n",
+    )
+    .unwrap();
+    let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"s1","type":"function","function":{"name":"bash_code_execute_tool","arguments":{"command":"echo hi"}}}]}
+{"role":"assistant","content":"never"}"#;
+    let agent = small_agent(dir.path(), "hooks: [hooks.yaml]\n", script);
+    let trace = dir.path().join("t.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["run", "--agent", &agent, "--workspace"])
+        .arg(dir.path().join("ws"))
+        .args(["--trace", &trace.display().to_string(), "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waited = 0;
+    while !std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .contains("\"tool_call\"")
+    {
+        std::thread::sleep(Duration::from_millis(50));
+        waited += 1;
+        assert!(waited < 400, "the call never came");
+    }
+    std::thread::sleep(Duration::from_millis(300)); // the hook's process is running
+    let pid = child.id().to_string();
+    for signal in ["-TERM", "-INT"] {
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output));
+    let left = Command::new("pgrep")
+        .args(["-f", "sleep 47.25"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "a hook process outlived tollgate: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
 }

@@ -29,6 +29,8 @@ pub struct OpenAiConfig {
 /// Largest response body read from the endpoint; a larger one fails the turn.
 pub const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
 
+static MADE_UP_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The default API root.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -207,9 +209,11 @@ fn parse_answer(text: &str) -> Result<Message, ModelError> {
         )));
     }
     // Some servers leave out tool call ids; the conversation needs one per call.
-    for (i, call) in message.tool_calls.iter_mut().enumerate() {
+    for call in &mut message.tool_calls {
         if call.id.trim().is_empty() {
-            call.id = format!("call_{}_{i}", std::process::id());
+            // Unique in this process, across turns and sessions.
+            let n = MADE_UP_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            call.id = format!("call_tollgate_{:x}_{n}", std::process::id());
         }
     }
     for call in &message.tool_calls {
@@ -295,7 +299,10 @@ mod tests {
                 .contains("rate limited")
         );
         let no_id = r#"{"choices":[{"message":{"role":"assistant","tool_calls":[{"function":{"name":"t","arguments":"{}"}}]}}]}"#;
-        assert!(!parse_answer(no_id).unwrap().tool_calls[0].id.is_empty());
+        let first = parse_answer(no_id).unwrap().tool_calls[0].id.clone();
+        let second = parse_answer(no_id).unwrap().tool_calls[0].id.clone();
+        assert!(!first.is_empty());
+        assert_ne!(first, second, "made-up ids never repeat");
         let cut = r#"{"choices":[{"message":{"role":"assistant","content":"half"},"finish_reason":"length"}]}"#;
         assert!(
             parse_answer(cut)
