@@ -450,30 +450,8 @@ fn cancel_with(signal: &str) {
 {"role":"assistant","content":"never"}"#;
     let agent = small_agent(dir.path(), "", script);
     let trace = dir.path().join("t.jsonl");
-    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args([
-            "run",
-            "--agent",
-            &agent,
-            "--workspace",
-            &dir.path().join("ws").display().to_string(),
-        ])
-        .args(["--trace", &trace.display().to_string(), "go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // Wait until the tool runs, then interrupt as a terminal's Ctrl-C would.
-    let mut waited = 0;
-    while !std::fs::read_to_string(&trace)
-        .unwrap_or_default()
-        .contains("\"tool_started\"")
-    {
-        std::thread::sleep(Duration::from_millis(50));
-        waited += 1;
-        assert!(waited < 400, "the tool never started");
-    }
+    let child = spawn_until(&agent, dir.path(), "\"tool_started\"");
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
@@ -604,25 +582,7 @@ fn a_second_signal_quits_at_once_and_leaves_no_hook_running() {
     let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"s1","type":"function","function":{"name":"bash_code_execute_tool","arguments":{"command":"echo hi"}}}]}
 {"role":"assistant","content":"never"}"#;
     let agent = small_agent(dir.path(), "hooks: [hooks.yaml]\n", script);
-    let trace = dir.path().join("t.jsonl");
-    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(["run", "--agent", &agent, "--workspace"])
-        .arg(dir.path().join("ws"))
-        .args(["--trace", &trace.display().to_string(), "go"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut waited = 0;
-    while !std::fs::read_to_string(&trace)
-        .unwrap_or_default()
-        .contains("\"tool_call\"")
-    {
-        std::thread::sleep(Duration::from_millis(50));
-        waited += 1;
-        assert!(waited < 400, "the call never came");
-    }
+    let child = spawn_until(&agent, dir.path(), "\"tool_call\"");
     std::thread::sleep(Duration::from_millis(300)); // the hook's process is running
     let pid = child.id().to_string();
     for signal in ["-TERM", "-INT"] {
@@ -646,4 +606,29 @@ fn a_second_signal_quits_at_once_and_leaves_no_hook_running() {
         "a hook process outlived tollgate: {}",
         String::from_utf8_lossy(&left.stdout)
     );
+}
+
+/// Starts `tollgate run` on `agent` (workspace `dir/ws`, trace `dir/t.jsonl`) and returns once
+/// the trace contains `marker`.
+fn spawn_until(agent: &str, dir: &Path, marker: &str) -> std::process::Child {
+    let trace = dir.join("t.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["run", "--agent", agent, "--workspace"])
+        .arg(dir.join("ws"))
+        .args(["--trace", &trace.display().to_string(), "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut waited = 0;
+    while !std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .contains(marker)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+        waited += 1;
+        assert!(waited < 400, "{marker} never appeared in the trace");
+    }
+    child
 }

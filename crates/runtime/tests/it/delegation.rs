@@ -310,7 +310,7 @@ async fn unknown_or_broken_sub_agents_fail_the_call_not_the_run() {
 
 #[tokio::test]
 async fn cancelling_while_a_sub_agent_works_closes_every_event_once() {
-    use tollgate_runtime::trace::{Collect, TraceLine};
+    use tollgate_runtime::trace::TraceLine;
     let (_tmp, dir) = agent_dir();
     let child_script = [
         call(
@@ -329,21 +329,9 @@ async fn cancelling_while_a_sub_agent_works_closes_every_event_once() {
             on_start.cancel();
         }
     };
-    let collect = Arc::new(Collect::default());
-    let request = tollgate_runtime::RunRequest {
-        agent: tollgate_runtime::AgentDef::load(&dir.join("parent.yaml")).unwrap(),
-        prompt: "go".into(),
-        skills: vec![],
-        model: None,
-        workspace: Some(dir.join("ws")),
-    };
-    let report = tollgate_runtime::run(
-        request,
-        &services,
-        vec![collect.clone(), Arc::new(canceller)],
-        cancel,
-    )
-    .await;
+    let parent = dir.join("parent.yaml");
+    let (report, collect) =
+        run_traced(&parent, "go", &services, cancel, vec![Arc::new(canceller)]).await;
     assert_eq!(report.status, EndStatus::Cancelled);
     let seen = seen.lock().unwrap().clone();
     let count = |agent: &str, event: &str| {
@@ -369,7 +357,7 @@ async fn cancelling_while_a_sub_agent_works_closes_every_event_once() {
         .2
         .clone();
     assert_eq!(stop["status"], "cancelled");
-    let lines: Vec<_> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let lines = json_lines(&collect);
     assert_eq!(of(&lines, "subagent_stop").len(), 1);
     assert_eq!(dropped.load(Ordering::SeqCst), 2);
 }
@@ -412,7 +400,7 @@ async fn the_child_gets_the_confirmation_gate_with_its_own_settings() {
 
 #[tokio::test]
 async fn a_cancel_racing_the_stop_hooks_leaves_a_last_cancelled_stop() {
-    use tollgate_runtime::trace::{Collect, TraceLine};
+    use tollgate_runtime::trace::TraceLine;
     let (_tmp, dir) = agent_dir();
     family(&dir, 30, &[answer("child done")], "");
     let parent = std::fs::read_to_string(dir.join("parent.yaml")).unwrap();
@@ -440,22 +428,10 @@ async fn a_cancel_racing_the_stop_hooks_leaves_a_last_cancelled_stop() {
             });
         }
     };
-    let collect = Arc::new(Collect::default());
-    let request = tollgate_runtime::RunRequest {
-        agent: tollgate_runtime::AgentDef::load(&dir.join("parent.yaml")).unwrap(),
-        prompt: "go".into(),
-        skills: vec![],
-        model: None,
-        workspace: Some(dir.join("ws")),
-    };
-    tollgate_runtime::run(
-        request,
-        &services,
-        vec![collect.clone(), Arc::new(canceller)],
-        cancel,
-    )
-    .await;
-    let lines: Vec<_> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let parent = dir.join("parent.yaml");
+    let (_, collect) =
+        run_traced(&parent, "go", &services, cancel, vec![Arc::new(canceller)]).await;
+    let lines = json_lines(&collect);
     let stops = of(&lines, "subagent_stop");
     assert_eq!(stops.len(), 2, "{stops:?}");
     assert_eq!(stops[0]["status"], "completed");

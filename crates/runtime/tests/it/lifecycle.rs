@@ -310,28 +310,15 @@ async fn cancelling_during_a_tool_fires_post_tool_use_cancelled_and_ends_the_ses
     let (services, seen) = recording_services();
     let cancel = CancellationToken::new();
     let on_start = cancel.clone();
-    let collect = Arc::new(tollgate_runtime::trace::Collect::default());
     let canceller = move |line: &TraceLine| {
         if line.step.kind == "tool_started" {
             on_start.cancel();
         }
     };
-    let request = tollgate_runtime::RunRequest {
-        agent: tollgate_runtime::AgentDef::load(&path).unwrap(),
-        prompt: "go".into(),
-        skills: vec![],
-        model: None,
-        workspace: Some(dir.join("ws")),
-    };
-    let report = tollgate_runtime::run(
-        request,
-        &services,
-        vec![collect.clone(), Arc::new(canceller)],
-        cancel,
-    )
-    .await;
+    let (report, collect) =
+        run_traced(&path, "go", &services, cancel, vec![Arc::new(canceller)]).await;
     assert_eq!(report.status, EndStatus::Cancelled);
-    let lines: Vec<Value> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let lines = json_lines(&collect);
     assert_eq!(dispatches(&lines, "post_tool_use_cancelled").len(), 1);
     assert_eq!(dispatches(&lines, "post_tool_use").len(), 0);
     assert_eq!(dispatches(&lines, "session_end").len(), 1);
@@ -560,21 +547,11 @@ async fn a_cancel_while_pre_tool_use_hooks_run_starts_no_tool() {
     ];
     let path = agent(&dir, "hooks: [hooks.yaml]\n", &script);
     let cancel = CancellationToken::new();
-    let collect = Arc::new(tollgate_runtime::trace::Collect::default());
-    let request = tollgate_runtime::RunRequest {
-        agent: tollgate_runtime::AgentDef::load(&path).unwrap(),
-        prompt: "go".into(),
-        skills: vec![],
-        model: None,
-        workspace: Some(dir.join("ws")),
-    };
-    let sinks = vec![
-        collect.clone() as Arc<dyn tollgate_runtime::trace::TraceSink>,
-        cancel_after("tool_call", &cancel, 300),
-    ];
-    let report = tollgate_runtime::run(request, &Services::default(), sinks, cancel).await;
+    let canceller = cancel_after("tool_call", &cancel, 300);
+    let (report, collect) =
+        run_traced(&path, "go", &Services::default(), cancel, vec![canceller]).await;
     assert_eq!(report.status, EndStatus::Cancelled);
-    let lines: Vec<Value> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let lines = json_lines(&collect);
     assert!(
         of(&lines, "tool_started").is_empty(),
         "a tool started after the cancel"
@@ -596,25 +573,11 @@ async fn a_failed_fire_and_forget_hook_shows_in_the_trace_as_failed() {
     );
     let path = agent(&dir, "hooks: [hooks.yaml]\n", &[answer("ok")]);
     let services = Services::default();
-    let collect = Arc::new(tollgate_runtime::trace::Collect::default());
-    let request = tollgate_runtime::RunRequest {
-        agent: tollgate_runtime::AgentDef::load(&path).unwrap(),
-        prompt: "go".into(),
-        skills: vec![],
-        model: None,
-        workspace: Some(dir.join("ws")),
-    };
-    tollgate_runtime::run(
-        request,
-        &services,
-        vec![collect.clone()],
-        CancellationToken::new(),
-    )
-    .await;
+    let (_, collect) = run_traced(&path, "go", &services, CancellationToken::new(), vec![]).await;
     while services.background.pending() > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let lines: Vec<Value> = collect.lines().iter().map(TraceLine::to_json).collect();
+    let lines = json_lines(&collect);
     let runs: Vec<&Value> = of(&lines, "hook_run")
         .into_iter()
         .filter(|r| r["hook"] == "flaky-webhook")

@@ -9,7 +9,7 @@ use tollgate_core::hook_fn;
 use tollgate_handlers::{ClassInstance, ClassTable};
 use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{Event, Outcome};
-use tollgate_runtime::trace::Collect;
+use tollgate_runtime::trace::{Collect, TraceSink};
 use tollgate_runtime::{AgentDef, CancellationToken, RunReport, RunRequest, Services, run};
 
 /// Writes `files` (name → text) into `dir`.
@@ -88,28 +88,37 @@ pub fn recording_classes(seen: Seen, dropped: Arc<AtomicUsize>) -> ClassTable {
 
 /// Runs `agent` with `prompt` and returns the report and the trace as JSON lines.
 pub async fn run_agent(agent: &Path, prompt: &str, services: &Services) -> (RunReport, Vec<Value>) {
-    run_with(agent, prompt, services, CancellationToken::new(), vec![]).await
+    let (report, collect) =
+        run_traced(agent, prompt, services, CancellationToken::new(), vec![]).await;
+    (report, json_lines(&collect))
 }
 
-/// As [`run_agent`], with a cancel token and explicit skills.
-pub async fn run_with(
+/// Runs `agent` with `prompt`, a cancel token and more trace sinks; the trace stays readable
+/// afterwards (fire-and-forget hooks may add lines after the run).
+pub async fn run_traced(
     agent: &Path,
     prompt: &str,
     services: &Services,
     cancel: CancellationToken,
-    skills: Vec<String>,
-) -> (RunReport, Vec<Value>) {
+    extra: Vec<Arc<dyn TraceSink>>,
+) -> (RunReport, Arc<Collect>) {
     let collect = Arc::new(Collect::default());
     let request = RunRequest {
         agent: AgentDef::load(agent).unwrap(),
         prompt: prompt.into(),
-        skills,
+        skills: vec![],
         model: None,
         workspace: Some(agent.parent().unwrap().join("ws")),
     };
-    let report = run(request, services, vec![collect.clone()], cancel).await;
-    let lines = collect.lines().iter().map(|l| l.to_json()).collect();
-    (report, lines)
+    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![collect.clone()];
+    sinks.extend(extra);
+    let report = run(request, services, sinks, cancel).await;
+    (report, collect)
+}
+
+/// The trace as JSON objects.
+pub fn json_lines(collect: &Collect) -> Vec<Value> {
+    collect.lines().iter().map(|l| l.to_json()).collect()
 }
 
 /// The trace lines of `kind`.
