@@ -722,43 +722,45 @@ impl<'s> Session<'s> {
             },
             None => call,
         };
-        if self.cancel.is_cancelled() {
+        // `Err(when)`: cancelled, before or while the tool ran.
+        let ran: Result<Result<Value, ToolError>, &str> = if self.cancel.is_cancelled() {
             // Cancelled while hooks (or a human) decided: nothing new starts.
-            let reason = format!("not run: {} before the tool started", self.cancel_cause());
-            self.emit(
-                ToolCancelled {
-                    call,
-                    reason: Some(reason.clone()),
-                },
-                About::Call(id),
-            )
-            .await;
-            return observe("cancelled", reason);
-        }
-        self.trace.emit(Step::new(
-            "tool_started",
-            json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
-        ));
-        let ran = if call.tool_name == CALL_AGENT_TOOL {
-            // A sub-agent sees the cancel itself and winds down through its own hooks; the
-            // call counts as cancelled when the run was cancelled meanwhile.
-            let ran = self.execute(&call).await;
-            (ran.is_ok() || !self.cancel.is_cancelled()).then_some(ran)
-        } else if call.tool_name == BASH_TOOL {
-            // Only a process can be stopped where it stands (its group is killed). The file
-            // and SQL tools are short and bounded; they finish, so the trace never says
-            // "cancelled" about a write that happened.
-            tokio::select! {
-                biased;
-                ran = self.execute(&call) => Some(ran),
-                () = self.cancel.cancelled() => None,
-            }
+            Err("before the tool started")
         } else {
-            Some(self.execute(&call).await)
+            self.trace.emit(Step::new(
+                "tool_started",
+                json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
+            ));
+            if call.tool_name == CALL_AGENT_TOOL {
+                // A sub-agent sees the cancel itself and winds down through its own hooks; the
+                // call counts as cancelled when the run was cancelled meanwhile.
+                let ran = self.execute(&call).await;
+                if ran.is_err() && self.cancel.is_cancelled() {
+                    Err("while the tool ran")
+                } else {
+                    Ok(ran)
+                }
+            } else if call.tool_name == BASH_TOOL {
+                // Only a process can be stopped where it stands (its group is killed). The file
+                // and SQL tools are short and bounded; they finish, so the trace never says
+                // "cancelled" about a write that happened.
+                tokio::select! {
+                    biased;
+                    ran = self.execute(&call) => Ok(ran),
+                    () = self.cancel.cancelled() => Err("while the tool ran"),
+                }
+            } else {
+                Ok(self.execute(&call).await)
+            }
         };
         match ran {
-            None => {
-                let reason = format!("{} while the tool ran", self.cancel_cause());
+            Err(when) => {
+                let reason = format!("{} {when}", self.cancel_cause());
+                let reason = if when.starts_with("before") {
+                    format!("not run: {reason}")
+                } else {
+                    reason
+                };
                 self.emit(
                     ToolCancelled {
                         call,
@@ -769,7 +771,7 @@ impl<'s> Session<'s> {
                 .await;
                 observe("cancelled", reason)
             }
-            Some(Err(error)) => {
+            Ok(Err(error)) => {
                 self.emit(
                     ToolFailure {
                         call,
@@ -783,7 +785,7 @@ impl<'s> Session<'s> {
                     with_context(format!("the tool failed: {error}"), &pre.additional_context),
                 )
             }
-            Some(Ok(result)) => {
+            Ok(Ok(result)) => {
                 let post = self
                     .emit(
                         ToolResult {
