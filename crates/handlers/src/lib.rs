@@ -5,6 +5,7 @@ pub mod class;
 pub mod command;
 pub mod http;
 pub mod llm;
+pub mod process_group;
 pub mod text;
 
 pub use class::{ClassError, ClassFactory, ClassInstance, ClassTable};

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tollgate_core::truncate::{HOOK_PAYLOAD_MAX_BYTES, truncate_payload};
 use tollgate_core::{FailureKind, HookError};
+
+use crate::process_group::GroupKiller;
 
 /// How long output pipes may stay open after the shell exited (a background job holding them)
 /// before the hook's process group is killed.
@@ -44,25 +44,6 @@ pub(super) struct Finished {
     pub(super) stderr: Vec<u8>,
 }
 
-/// Kills the process group when dropped: on success, on failure, and when the hook's future is
-/// dropped at its deadline.
-struct GroupKiller(Option<Pid>);
-
-impl GroupKiller {
-    fn kill(&self) {
-        if let Some(group) = self.0 {
-            // ESRCH (the group is already gone) is the common, harmless case.
-            let _ = killpg(group, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Runs the invocation to its end.
 ///
 /// # Errors
@@ -74,12 +55,7 @@ impl Drop for GroupKiller {
 /// Dropping the future kills the process group; Tokio reaps the direct child.
 pub(super) async fn run(invocation: &Invocation<'_>) -> Result<Finished, HookError> {
     let mut child = spawn(invocation)?;
-    let killer = GroupKiller(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
+    let killer = GroupKiller::of(&child);
     feed_stdin(&mut child, serde_json::to_vec(invocation.payload)?);
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(HookError::msg("the hook's output pipes are missing"));

@@ -4,12 +4,11 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tollgate_core::BoxFuture;
+use tollgate_handlers::process_group::GroupKiller;
 
 use super::{BASH_TOOL, Tool, ToolEnv, ToolError, string_arg};
 use crate::model::ToolSpec;
@@ -30,23 +29,6 @@ const KEPT_ENV: [&str; 8] = [
 /// The permission gate has already reviewed it with the analyzer's `agent` profile.
 #[derive(Debug, Clone, Copy)]
 pub struct BashTool;
-
-struct GroupKiller(Option<Pid>);
-
-impl GroupKiller {
-    fn kill(&self) {
-        if let Some(group) = self.0 {
-            // ESRCH (the group already ended) is the common, harmless case.
-            let _ = killpg(group, Signal::SIGKILL);
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
 
 impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
@@ -112,12 +94,7 @@ async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, T
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::new(format!("cannot start /bin/bash: {e}")))?;
-    let killer = GroupKiller(
-        child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw),
-    );
+    let killer = GroupKiller::of(&child);
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(ToolError::new("cannot capture the shell's output"));
     };
