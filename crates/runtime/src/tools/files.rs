@@ -147,6 +147,12 @@ fn read_capped(dir: &Dir, path: &str) -> Result<Value, ToolError> {
 
 /// Creates or replaces a regular file (never a FIFO or device), with its parent directories.
 fn write_regular(dir: &Dir, path: &str, content: &str) -> Result<Value, ToolError> {
+    if path.ends_with('/') || path.is_empty() {
+        // A directory name: refused before its parents are created.
+        return Err(ToolError::new(format!(
+            "`{path}` names a directory, not a file"
+        )));
+    }
     if let Some(parent) = std::path::Path::new(path).parent()
         && !parent.as_os_str().is_empty()
     {
@@ -240,6 +246,12 @@ mod tests {
             .unwrap_err();
         assert!(wrote.0.contains("`..`"), "{wrote}");
         assert!(!inner.join("a").exists());
+        let wrote = WriteFileTool
+            .call(&json!({"path": "m/n/", "content": "x"}), &env)
+            .await
+            .unwrap_err();
+        assert!(wrote.0.contains("directory"), "{wrote}");
+        assert!(!inner.join("m").exists());
         // Special files in the workspace never block the tool.
         nix::unistd::mkfifo(&inner.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         std::fs::create_dir(inner.join("dir")).unwrap();
