@@ -31,5 +31,5 @@ pub mod trace;
 pub use agent::{AgentDef, AgentError};
 pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate};
 pub use model::{Model, ModelSpec};
-pub use session::{EndStatus, RunReport, RunRequest, Services, run};
+pub use session::{Assembly, EndStatus, RunReport, RunRequest, Services, assemble, run};
 pub use tokio_util::sync::CancellationToken;

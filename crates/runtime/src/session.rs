@@ -37,10 +37,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tollgate_config::{Assembler, HookFile, Policy, selected_skills};
+use tollgate_config::{Assembler, HookFile, Policy, Warning, selected_skills};
 use tollgate_core::{
     Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HookRun,
-    HooksMode, ToolMatcher,
+    HooksMode, Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::wire::SideEffectWire;
@@ -279,6 +279,79 @@ pub async fn run(
     }
 }
 
+/// An agent's hooks for one session: its registry and permission gate, as [`run`] builds them.
+pub struct Assembly {
+    /// The hooks: the admin files', the agent config's class hooks, the agent's hook files',
+    /// then the selected skills', in that registration order.
+    pub registry: Registry,
+    /// The permission gate: the shell analyzer on the bash tool and the agent's confirmation
+    /// settings.
+    pub gate: RuntimeGate,
+    /// The selected skills the agent has, in selection order.
+    pub skills: Vec<String>,
+    /// The selected names the agent has no skill for (nothing was selected for them).
+    pub unknown_skills: Vec<String>,
+    /// Hook entries that were skipped while building, with the reason.
+    pub warnings: Vec<Warning>,
+}
+
+/// Builds `def`'s registry and permission gate with the skills named in `selected` (the
+/// agent file's own load warnings are in `def.warnings`, not repeated here). `admin` files are
+/// the operator's policy: their hooks come first and their `network` / `standalone` settings
+/// apply to every file.
+///
+/// # Errors
+/// A message when a class hook cannot be built (unknown class, bad params), the registry cannot
+/// be built, or `confirmation_tools` is not a valid glob list: the agent must not run.
+pub fn assemble(
+    def: &AgentDef,
+    selected: &[String],
+    classes: &ClassTable,
+    admin: &[HookFile],
+) -> Result<Assembly, String> {
+    let unknown: Vec<String> = def
+        .skills
+        .unknown(selected)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let skills: Vec<String> = selected
+        .iter()
+        .filter(|s| !unknown.contains(s))
+        .cloned()
+        .collect();
+    let mut assembler = Assembler::new(classes, Policy::from_admin(admin));
+    for file in admin {
+        assembler.add_specs(&file.hooks);
+    }
+    assembler
+        .add_agent(&def.config)
+        .map_err(|e| format!("the agent's hooks cannot be built: {e}"))?;
+    for file in &def.hook_files {
+        assembler.add_specs(&file.hooks);
+    }
+    assembler.add_specs(&def.skills.hooks_for(&skills));
+    let assembled = assembler.finish();
+    let registry = assembled
+        .builder
+        .build()
+        .map_err(|e| format!("the agent's hooks cannot be built: {e}"))?;
+    let confirm = if def.config.confirmation_tools.is_empty() {
+        None
+    } else {
+        let matcher = ToolMatcher::new(&def.config.confirmation_tools)
+            .map_err(|e| format!("confirmation_tools: {e}"))?;
+        Some(matcher)
+    };
+    Ok(Assembly {
+        registry,
+        gate: RuntimeGate::new(def.config.require_confirmation_for_all, confirm),
+        skills,
+        unknown_skills: unknown,
+        warnings: assembled.warnings,
+    })
+}
+
 struct SessionSetup {
     def: Arc<AgentDef>,
     model: Option<ModelSpec>,
@@ -364,61 +437,25 @@ impl<'s> Session<'s> {
                 &warning.message,
             ));
         }
-        let unknown: Vec<String> = def
-            .skills
-            .unknown(&skills)
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let skills: Vec<String> = skills
-            .into_iter()
-            .filter(|s| !unknown.contains(s))
-            .collect();
-        for name in &unknown {
+        let assembly = assemble(&def, &skills, &services.classes, &services.admin)
+            .map_err(|e| fail(&trace, e))?;
+        for name in &assembly.unknown_skills {
             trace.emit(warning_step(&def.path, "skills", &format!("no skill named `{name}` is available to this agent; nothing was selected for it")));
         }
-        // The registry: admin files, the agent's class hooks, its hook files, selected skills.
-        let mut assembler = Assembler::new(&services.classes, Policy::from_admin(&services.admin));
-        for file in services.admin.iter() {
-            assembler.add_specs(&file.hooks);
-        }
-        if let Err(e) = assembler.add_agent(&def.config) {
-            return Err(fail(
-                &trace,
-                format!("the agent's hooks cannot be built: {e}"),
-            ));
-        }
-        for file in &def.hook_files {
-            assembler.add_specs(&file.hooks);
-        }
-        assembler.add_specs(&def.skills.hooks_for(&skills));
-        let assembled = assembler.finish();
-        for warning in &assembled.warnings {
+        for warning in &assembly.warnings {
             trace.emit(warning_step(
                 &warning.file,
                 &warning.entry,
                 &warning.message,
             ));
         }
-        let registry = assembled
-            .builder
-            .build()
-            .map_err(|e| fail(&trace, format!("the agent's hooks cannot be built: {e}")))?;
-        let confirm = if def.config.confirmation_tools.is_empty() {
-            None
-        } else {
-            let matcher = ToolMatcher::new(&def.config.confirmation_tools)
-                .map_err(|e| fail(&trace, format!("confirmation_tools: {e}")))?;
-            Some(matcher)
-        };
+        let skills = assembly.skills;
+        let registry = assembly.registry;
         let dispatcher = Dispatcher::new(registry)
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
             .with_detached_observer(Arc::new(DetachedToTrace(trace.clone())))
-            .with_permission_gate(Arc::new(RuntimeGate::new(
-                def.config.require_confirmation_for_all,
-                confirm,
-            )));
+            .with_permission_gate(Arc::new(assembly.gate));
         let spec = model.or_else(|| def.model.clone()).ok_or_else(|| {
             fail(
                 &trace,
