@@ -32,6 +32,14 @@ pub struct HookSources {
 }
 
 impl HookSources {
+    /// Loads the `--admin` files.
+    ///
+    /// # Errors
+    /// A message naming the file when one cannot be read or parsed.
+    pub fn admin_files(&self) -> Result<Vec<HookFile>, String> {
+        load_all(&self.admin, |p| HookFile::load(p, Trust::Admin))
+    }
+
     /// Whether no hook source was given at all.
     pub fn is_empty(&self) -> bool {
         self.admin.is_empty()

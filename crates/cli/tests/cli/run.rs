@@ -632,3 +632,59 @@ fn spawn_until(agent: &str, dir: &Path, marker: &str) -> std::process::Child {
     }
     child
 }
+
+#[test]
+fn a_run_trace_replays_against_an_agent_files_whole_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    // Record a session with no hooks at all, then ask what the ops policy would have done.
+    let (output, _) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let trace = dir.path().join("trace.jsonl").display().to_string();
+    let replay = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args([
+                "replay",
+                &trace,
+                "--agent-file",
+                &example("agent.yaml"),
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let decided = |output: &Output, call: &str| -> (String, String, bool) {
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let row = report["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["tool_call_id"] == call)
+            .unwrap()
+            .clone();
+        (
+            row["decision"].as_str().unwrap().to_owned(),
+            row["hook"].as_str().unwrap_or("-").to_owned(),
+            row["rewritten"].as_bool().unwrap(),
+        )
+    };
+    let with_skill = replay(&["--use", "deploy"]);
+    assert_eq!(with_skill.status.code(), Some(0), "{}", text(&with_skill));
+    assert_eq!(
+        decided(&with_skill, "call_2"),
+        ("deny".into(), "ReadOnlyGuard".into(), false)
+    );
+    assert_eq!(
+        decided(&with_skill, "call_3"),
+        ("deny".into(), "no-recursive-rm".into(), false)
+    );
+    assert!(
+        decided(&with_skill, "call_5").2,
+        "the deploy skill rewrites"
+    );
+    let without = replay(&[]);
+    assert!(!decided(&without, "call_5").2, "no skill, no rewrite");
+    let unknown = replay(&["--use", "deploi"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown).contains("deploi"), "{}", text(&unknown));
+}
