@@ -1,24 +1,31 @@
-//! Prints the overhead of a command hook: the median time of dispatching one no-op command hook
-//! (`true`) through the dispatcher, over the median time of spawning `/bin/sh -c true` directly
-//! with Tokio, measured alternately in the same run:
-//! `{"iterations":N,"median_hook_us":A,"median_direct_us":B,"ratio":A/B,
-//!   "median_direct_bash_us":C,"ratio_same_shell":A/C}`.
+//! Prints what a command hook costs: the median time of dispatching one no-op command hook
+//! (`true`) through the dispatcher inside the OS sandbox and unconfined, against spawning
+//! `/bin/bash -c true` directly with Tokio, measured alternately in the same run:
 //!
-//! Command hooks run under `/bin/bash` (the dialect the analyzer vets; see the command module
-//! docs), which starts slower than dash, `/bin/sh` on Debian: `ratio_same_shell` compares with
-//! spawning the same shell directly, so it shows tollgate's own overhead.
+//! ```text
+//! {"iterations":N,"median_bash_us":B,"median_hook_unconfined_us":U,"median_hook_sandboxed_us":S,
+//!  "ratio_sandboxed":S/B,"ratio_unconfined":U/B,"sandbox_start_us":F,"target_ratio_sandboxed":1.5}
+//! ```
 //!
-//! Run with `cargo run --release -p tollgate-handlers --example command_overhead`.
+//! The sandbox is built once per hook (its first run, `sandbox_start_us`, not in the medians);
+//! each run after that starts the shell in the sandbox's existing namespaces, in a PID
+//! namespace of its own.
+//!
+//! This program is its own sandbox launcher. Run with
+//! `cargo run --release -p tollgate-handlers --example command_overhead`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tollgate_core::{Dispatcher, RegistryBuilder};
 use tollgate_handlers::CommandHook;
+use tollgate_handlers::command::Containment;
 use tollgate_protocol::{Event, HookSource, Payload, PayloadCommon, RunStatus, ToolCall};
+use tollgate_sandbox::Launcher;
 
 const ITERATIONS: usize = 300;
 
@@ -27,14 +34,44 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn dispatcher(hook: CommandHook) -> Dispatcher {
     let mut hooks = RegistryBuilder::new();
-    hooks.register(
-        Event::PreToolUse,
-        CommandHook::new("noop", "true", HookSource::AdminConfig),
+    hooks.register(Event::PreToolUse, hook);
+    Dispatcher::new(hooks.build().unwrap())
+}
+
+async fn timed(dispatcher: &Dispatcher, payload: &Arc<Payload>) -> Duration {
+    let start = Instant::now();
+    let outcome = dispatcher.dispatch(payload.clone()).await;
+    let took = start.elapsed();
+    assert_eq!(
+        outcome.runs[0].status,
+        RunStatus::Completed,
+        "{:?}",
+        outcome.runs
     );
-    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    took
+}
+
+async fn bash() -> Duration {
+    let start = Instant::now();
+    let status = tokio::process::Command::new("/bin/bash")
+        .args(["-c", "true"])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success());
+    start.elapsed()
+}
+
+async fn measure() {
+    let sandboxed = dispatcher(
+        CommandHook::new("noop", "true", HookSource::Skill)
+            .with_launcher(Launcher::current_exe().unwrap()),
+    );
+    let unconfined = dispatcher(
+        CommandHook::new("noop", "true", HookSource::AdminConfig).with_containment(Containment::Off),
+    );
     let payload = Arc::new(Payload::new(
         PayloadCommon::default(),
         ToolCall {
@@ -43,38 +80,35 @@ async fn main() {
             tool_input: json!({"command": "ls -la"}),
         },
     ));
-    let (mut hook, mut direct, mut direct_bash) = (Vec::new(), Vec::new(), Vec::new());
+    let first = timed(&sandboxed, &payload).await;
+    let (mut boxed, mut open, mut direct) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ITERATIONS {
-        let start = Instant::now();
-        let outcome = dispatcher.dispatch(payload.clone()).await;
-        hook.push(start.elapsed());
-        assert_eq!(outcome.runs[0].status, RunStatus::Completed);
-
-        let start = Instant::now();
-        let status = tokio::process::Command::new("/bin/sh")
-            .args(["-c", "true"])
-            .status()
-            .await
-            .unwrap();
-        direct.push(start.elapsed());
-        assert!(status.success());
-
-        let start = Instant::now();
-        let status = tokio::process::Command::new("/bin/bash")
-            .args(["-c", "true"])
-            .status()
-            .await
-            .unwrap();
-        direct_bash.push(start.elapsed());
-        assert!(status.success());
+        boxed.push(timed(&sandboxed, &payload).await);
+        open.push(timed(&unconfined, &payload).await);
+        direct.push(bash().await);
     }
-    let (hook, direct, bash) = (median(hook), median(direct), median(direct_bash));
+    let (boxed, open, direct) = (median(boxed), median(open), median(direct));
     println!(
-        "{{\"iterations\":{ITERATIONS},\"median_hook_us\":{},\"median_direct_us\":{},\"ratio\":{:.3},\"median_direct_bash_us\":{},\"ratio_same_shell\":{:.3}}}",
-        hook.as_micros(),
+        "{{\"iterations\":{ITERATIONS},\"median_bash_us\":{},\"median_hook_unconfined_us\":{},\
+         \"median_hook_sandboxed_us\":{},\"ratio_sandboxed\":{:.3},\"ratio_unconfined\":{:.3},\
+         \"sandbox_start_us\":{},\"target_ratio_sandboxed\":1.5}}",
         direct.as_micros(),
-        hook.as_secs_f64() / direct.as_secs_f64(),
-        bash.as_micros(),
-        hook.as_secs_f64() / bash.as_secs_f64()
+        open.as_micros(),
+        boxed.as_micros(),
+        boxed.as_secs_f64() / direct.as_secs_f64(),
+        open.as_secs_f64() / direct.as_secs_f64(),
+        first.as_micros(),
     );
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = tollgate_sandbox::main_if_launcher() {
+        return code;
+    }
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(measure());
+    ExitCode::SUCCESS
 }

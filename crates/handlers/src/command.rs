@@ -31,22 +31,31 @@
 //! run another, and bash-only forms such as `<<<` would fail at run time. Where `/bin/bash` is
 //! missing, `/bin/sh` is used.
 //!
-//! **Environment.** Hooks from trusted sources inherit the runtime's environment; hooks from
-//! external sources (skills, plugins, user config) get only `PATH`, `HOME`, `USER`, `LOGNAME`,
-//! `LANG`, `LC_ALL`, `LC_CTYPE`, `TZ`, `TMPDIR` and `TERM`, so the runtime's API keys and
-//! secrets never reach them. Both get `HOOK_PAYLOAD`, `HOOK_EVENT`, and `ARGUMENTS` (the same
-//! value as `HOOK_PAYLOAD`, so a reference the rewrite could not see still expands to the
-//! payload as data).
+//! **Containment.** The shell runs inside the OS sandbox of [`tollgate_sandbox`]: everything
+//! read-only but the hook's own scratch directory (`$HOOK_SCRATCH_DIR`, created at the first
+//! run, removed with the hook) and a private `/tmp`; credential paths unreadable; a PID
+//! namespace of its own, so when the shell exits, or the hook is dropped (its deadline passed,
+//! the run was cancelled), every process it started is killed at once, `setsid` and double
+//! forks included; no capabilities, no new privileges; the network off for hooks from external
+//! sources (on for trusted ones). [`CommandHook::with_containment`] widens or narrows that
+//! (admin config does, per source or per hook), or turns it off ([`Containment::Off`], admin
+//! config only). When this machine cannot build the sandbox, hooks from external sources do
+//! not run (a `refused` failure naming the missing kernel feature) and trusted ones run
+//! unconfined with a warning.
 //!
-//! The hook runs in its own process group. When it finishes, fails, or is dropped (its deadline
-//! passed, the run was cancelled) the whole group is killed with `SIGKILL`, so background jobs
-//! and grandchildren do not outlive it; the direct child is reaped by Tokio. When the shell
-//! exits while a background job still holds its output open, the job gets 200 ms, then the group
-//! is killed. A process that left the group (`setsid`) escapes the kill; the analyzer refuses
-//! such lines for hooks. stdout and stderr are drained concurrently, each capped
-//! ([`CommandHook::DEFAULT_OUTPUT_CAP`]); past the cap the group is killed and the run is a
-//! failure.
+//! **Environment.** Every hook gets only `PATH`, `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_ALL`,
+//! `LC_CTYPE`, `TZ`, `TMPDIR` and `TERM` from the runtime's environment ([`MINIMAL_ENV`]),
+//! plus the variables config passes through by name ([`CommandHook::with_env`]), so the
+//! runtime's API keys and secrets never reach a hook. All get `HOOK_PAYLOAD`, `HOOK_EVENT`,
+//! `HOOK_SCRATCH_DIR` (sandboxed) and `ARGUMENTS` (the same value as `HOOK_PAYLOAD`, so a
+//! reference the rewrite could not see still expands to the payload as data).
+//!
+//! stdout and stderr are drained concurrently, each capped ([`CommandHook::DEFAULT_OUTPUT_CAP`]);
+//! past the cap the hook is killed and the run is a failure. Unconfined, the hook runs in its
+//! own process group, killed with `SIGKILL` when it finishes, fails or is dropped; a background
+//! job still holding the output gets 200 ms after the shell exits.
 
+mod confine;
 mod output;
 mod process;
 
@@ -55,16 +64,21 @@ use std::path::PathBuf;
 use tollgate_core::{BoxFuture, FailureKind, Hook, HookContext, HookError};
 use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{HookKind, HookSource, Outcome};
+use tollgate_sandbox::{Launcher, SandboxError};
 use tollgate_shell::{Analysis, Profile};
 
+pub use confine::{Containment, MINIMAL_ENV, SCRATCH_ENV};
 pub use output::parse_output;
+pub use tollgate_sandbox::{Network, Policy};
 
 /// A command hook, vetted at construction.
 #[derive(Debug)]
 pub struct CommandHook {
     name: String,
     shell: PathBuf,
-    inherit_env: bool,
+    source: HookSource,
+    confinement: confine::Confinement,
+    env_passthrough: Vec<String>,
     command: String,
     to_run: String,
     analysis: Analysis,
@@ -104,7 +118,9 @@ impl CommandHook {
         Self {
             name: name.into(),
             shell,
-            inherit_env: source.is_trusted(),
+            source,
+            confinement: confine::Confinement::new(Containment::default_for(source)),
+            env_passthrough: Vec::new(),
             command,
             to_run,
             analysis,
@@ -128,6 +144,34 @@ impl CommandHook {
         self
     }
 
+    /// Sets how the hook is contained (default: [`Containment::default_for`] its source).
+    /// [`Containment::Off`] is for admin config only.
+    #[must_use]
+    pub fn with_containment(mut self, containment: Containment) -> Self {
+        self.confinement = confine::Confinement::new(containment);
+        self
+    }
+
+    /// Starts the sandbox through `launcher` instead of [`Launcher::find`].
+    #[must_use]
+    pub fn with_launcher(mut self, launcher: Launcher) -> Self {
+        self.confinement.launcher = Some(launcher);
+        self
+    }
+
+    /// Passes these variables of the runtime's environment to the hook (besides
+    /// [`MINIMAL_ENV`]).
+    #[must_use]
+    pub fn with_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.env_passthrough = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How the hook is contained.
+    pub fn containment(&self) -> &Containment {
+        &self.confinement.containment
+    }
+
     /// The command as written.
     pub fn command(&self) -> &str {
         &self.command
@@ -149,17 +193,56 @@ impl CommandHook {
         }
         let event = ctx.event();
         let payload = PayloadWire::from(ctx.payload()).to_json();
-        let finished = process::run(&process::Invocation {
+        let cwd = confine::working_dir(self.cwd.as_deref());
+        let mut invocation = process::Invocation {
             shell: &self.shell,
-            inherit_env: self.inherit_env,
             line: &self.to_run,
             payload: &payload,
             event: &event.to_string(),
             output_cap: self.output_cap,
-            cwd: self.cwd.as_deref(),
-        })
-        .await?;
+            cwd: &cwd,
+            passthrough: &self.env_passthrough,
+            scratch: None,
+        };
+        let finished = match self.confinement.sandbox(&cwd) {
+            None => process::run(&invocation).await?,
+            Some(Err(e)) => return Err(HookError::msg(e)),
+            Some(Ok(prepared)) => {
+                invocation.scratch = Some(prepared.scratch.path());
+                match process::run_sandboxed(&invocation, &prepared.sandbox).await {
+                    Err(process::Sandboxed::Unavailable(e)) => {
+                        self.unconfined(&invocation, &e).await?
+                    }
+                    Err(process::Sandboxed::Failed(e)) => return Err(e),
+                    Ok(finished) => finished,
+                }
+            }
+        };
         output::interpret(&self.name, &event, finished)
+    }
+
+    /// The sandbox cannot be built here: trusted hooks run unconfined (with a warning),
+    /// external ones are refused.
+    async fn unconfined(
+        &self,
+        invocation: &process::Invocation<'_>,
+        error: &SandboxError,
+    ) -> Result<process::Finished, HookError> {
+        if !self.source.is_trusted() {
+            return Err(HookError::new(
+                FailureKind::Refused,
+                format!(
+                    "hooks from {} sources run only inside the OS sandbox, and this machine \
+                     cannot build it: {error}",
+                    self.source.as_str()
+                ),
+            ));
+        }
+        tracing::warn!(
+            hook = %self.name,
+            "running a trusted command hook without the OS sandbox: {error}"
+        );
+        process::run(invocation).await
     }
 }
 

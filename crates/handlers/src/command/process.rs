@@ -1,5 +1,5 @@
-//! Spawning the shell, feeding it the payload, draining its output, and killing its process
-//! group.
+//! Spawning the shell (in the sandbox or unconfined), feeding it the payload, draining its
+//! output, and killing what it started.
 
 use std::io;
 use std::path::Path;
@@ -7,22 +7,18 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
 use tollgate_core::truncate::{HOOK_PAYLOAD_MAX_BYTES, truncate_payload};
 use tollgate_core::{FailureKind, HookError};
+use tollgate_sandbox::{Sandbox, SandboxCommand, SandboxError};
 
+use super::confine::{SCRATCH_ENV, environment};
 use crate::process_group::GroupKiller;
 
-/// How long output pipes may stay open after the shell exited (a background job holding them)
-/// before the hook's process group is killed.
+/// How long output pipes may stay open after an unconfined shell exited (a background job
+/// holding them) before the hook's process group is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
-
-/// Environment variables an external (untrusted) hook still gets; everything else the runtime
-/// has (API keys, webhook secrets) is withheld.
-const EXTERNAL_ENV: [&str; 10] = [
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM",
-];
 
 /// What to run.
 pub(super) struct Invocation<'a> {
@@ -31,10 +27,11 @@ pub(super) struct Invocation<'a> {
     pub(super) payload: &'a Value,
     pub(super) event: &'a str,
     pub(super) output_cap: usize,
-    pub(super) cwd: Option<&'a Path>,
-    /// Whether the hook inherits the runtime's whole environment (trusted sources) or only
-    /// [`EXTERNAL_ENV`].
-    pub(super) inherit_env: bool,
+    pub(super) cwd: &'a Path,
+    /// Variables of the runtime's environment passed through by name.
+    pub(super) passthrough: &'a [String],
+    /// The hook's scratch directory, when sandboxed.
+    pub(super) scratch: Option<&'a Path>,
 }
 
 /// A process that ran to its end.
@@ -44,7 +41,93 @@ pub(super) struct Finished {
     pub(super) stderr: Vec<u8>,
 }
 
-/// Runs the invocation to its end.
+/// Why a sandboxed run did not finish.
+pub(super) enum Sandboxed {
+    /// This machine cannot build the sandbox: the caller decides what to do.
+    Unavailable(SandboxError),
+    /// The run failed (spawn error, output over the cap, the host failed).
+    Failed(HookError),
+}
+
+impl Invocation<'_> {
+    /// The whole environment of the shell.
+    fn environment(&self) -> Result<Vec<(String, String)>, HookError> {
+        let env_payload =
+            serde_json::to_string(&truncate_payload(self.payload, HOOK_PAYLOAD_MAX_BYTES))?;
+        let mut extra = vec![
+            // `ARGUMENTS` too, so a reference the rewrite could not see still expands to the
+            // payload (as data), never to something inherited.
+            ("ARGUMENTS".to_owned(), env_payload.clone()),
+            ("HOOK_PAYLOAD".to_owned(), env_payload),
+            ("HOOK_EVENT".to_owned(), self.event.to_owned()),
+        ];
+        if let Some(scratch) = self.scratch {
+            extra.push((
+                SCRATCH_ENV.to_owned(),
+                scratch.to_string_lossy().into_owned(),
+            ));
+            // The sandbox's /tmp is private; the runtime's TMPDIR may not exist inside.
+            extra.push(("TMPDIR".to_owned(), "/tmp".to_owned()));
+        }
+        Ok(environment(self.passthrough, extra))
+    }
+}
+
+/// Runs the invocation in `sandbox` to its end.
+///
+/// # Errors
+/// [`Sandboxed::Unavailable`] when this machine cannot build the sandbox; otherwise a
+/// [`HookError`]: `errored` when the command cannot start, when stdout or stderr exceeds the
+/// cap (the command is killed first) or when the sandbox fails.
+///
+/// # Cancel safety
+/// Dropping the future kills the command and everything it started.
+pub(super) async fn run_sandboxed(
+    invocation: &Invocation<'_>,
+    sandbox: &Sandbox,
+) -> Result<Finished, Sandboxed> {
+    let failed = |e: HookError| Sandboxed::Failed(e);
+    let mut command = SandboxCommand::new(invocation.shell.to_string_lossy())
+        .arg("-c")
+        .arg(invocation.line)
+        .current_dir(invocation.cwd);
+    for (key, value) in invocation.environment().map_err(failed)? {
+        command = command.env(key, value);
+    }
+    let mut child = match sandbox.spawn(&command).await {
+        Ok(child) => child,
+        Err(e) if e.is_unavailable() => return Err(Sandboxed::Unavailable(e)),
+        Err(e) => return Err(failed(HookError::msg(e.to_string()))),
+    };
+    if let Some(stdin) = child.stdin.take() {
+        feed(
+            stdin,
+            serde_json::to_vec(invocation.payload).map_err(|e| failed(e.into()))?,
+        );
+    }
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(failed(HookError::msg(
+            "the hook's output pipes are missing",
+        )));
+    };
+    // When the shell ends, the sandbox kills everything else: the pipes then reach their end.
+    let (output, status) = tokio::try_join!(drain(stdout, stderr, invocation.output_cap), async {
+        child
+            .wait()
+            .await
+            .map_err(|e| HookError::msg(e.to_string()))
+    })
+    .map_err(failed)?;
+    let (stdout, stderr) = output;
+    Ok(Finished {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// Runs the invocation unconfined (admin config turned the sandbox off, or a trusted hook on
+/// a machine without it) to its end.
 ///
 /// # Errors
 /// A [`HookError`]: `errored` when the shell cannot be spawned or its output cannot be read,
@@ -56,7 +139,9 @@ pub(super) struct Finished {
 pub(super) async fn run(invocation: &Invocation<'_>) -> Result<Finished, HookError> {
     let mut child = spawn(invocation)?;
     let killer = GroupKiller::of(&child);
-    feed_stdin(&mut child, serde_json::to_vec(invocation.payload)?);
+    if let Some(stdin) = child.stdin.take() {
+        feed(stdin, serde_json::to_vec(invocation.payload)?);
+    }
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(HookError::msg("the hook's output pipes are missing"));
     };
@@ -79,35 +164,18 @@ pub(super) async fn run(invocation: &Invocation<'_>) -> Result<Finished, HookErr
 }
 
 fn spawn(invocation: &Invocation<'_>) -> Result<Child, HookError> {
-    let env_payload = serde_json::to_string(&truncate_payload(
-        invocation.payload,
-        HOOK_PAYLOAD_MAX_BYTES,
-    ))?;
     let mut command = Command::new(invocation.shell);
-    if !invocation.inherit_env {
-        command.env_clear();
-        for (key, value) in
-            std::env::vars_os().filter(|(key, _)| EXTERNAL_ENV.iter().any(|k| key == k))
-        {
-            command.env(key, value);
-        }
-    }
     command
+        .env_clear()
+        .envs(invocation.environment()?)
         .arg("-c")
         .arg(invocation.line)
-        // `ARGUMENTS` too, so a reference the rewrite could not see still expands to the
-        // payload (as data), never to something inherited.
-        .env("ARGUMENTS", &env_payload)
-        .env("HOOK_PAYLOAD", env_payload)
-        .env("HOOK_EVENT", invocation.event)
+        .current_dir(invocation.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(dir) = invocation.cwd {
-        command.current_dir(dir);
-    }
     command
         .spawn()
         .map_err(|e| HookError::msg(format!("cannot spawn {}: {e}", invocation.shell.display())))
@@ -141,19 +209,17 @@ async fn after_exit(
 
 /// Writes the whole payload to stdin from its own task, then closes it. Errors (the hook exited
 /// or closed stdin without reading) are expected and ignored.
-fn feed_stdin(child: &mut Child, payload: Vec<u8>) {
-    if let Some(mut stdin) = child.stdin.take() {
-        tokio::spawn(async move {
-            let _ = stdin.write_all(&payload).await;
-            let _ = stdin.shutdown().await;
-        });
-    }
+fn feed(mut stdin: impl AsyncWrite + Unpin + Send + 'static, payload: Vec<u8>) {
+    tokio::spawn(async move {
+        let _ = stdin.write_all(&payload).await;
+        let _ = stdin.shutdown().await;
+    });
 }
 
 /// Reads stdout and stderr to their ends, concurrently, each up to `cap` bytes.
 async fn drain(
-    stdout: ChildStdout,
-    stderr: ChildStderr,
+    stdout: impl AsyncRead + Unpin,
+    stderr: impl AsyncRead + Unpin,
     cap: usize,
 ) -> Result<(Vec<u8>, Vec<u8>), HookError> {
     tokio::try_join!(

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tollgate_core::{DispatchOutcome, Dispatcher, HookOptions, HookTimeout, RegistryBuilder};
 use tollgate_handlers::CommandHook;
+use tollgate_handlers::command::{Containment, Network, Policy};
 use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{
     Decision, Event, FailureMode, HookSource, Payload, PayloadCommon, RunStatus, ToolCall, UserTurn,
@@ -48,8 +49,23 @@ impl Setup {
         std::fs::read_to_string(self.path(name)).unwrap_or_default()
     }
 
+    /// A trusted hook running in the setup's directory, which its sandbox may write (as an
+    /// admin's `sandbox: {writable: [...]}` grants).
     fn hook(&self, line: &str) -> CommandHook {
-        CommandHook::new("cmd", line, HookSource::AdminConfig).with_cwd(self.dir.path())
+        self.hook_from(HookSource::AdminConfig, line)
+    }
+
+    fn hook_from(&self, source: HookSource, line: &str) -> CommandHook {
+        let network = if source.is_trusted() {
+            Network::On
+        } else {
+            Network::Off
+        };
+        CommandHook::new("cmd", line, source)
+            .with_cwd(self.dir.path())
+            .with_containment(Containment::Sandbox(
+                Policy::new(network).writable(self.dir.path()),
+            ))
     }
 
     async fn dispatch(
@@ -157,22 +173,23 @@ async fn a_hook_that_never_reads_a_2_mb_stdin_finishes() {
     assert_eq!(outcome.decision, Decision::Allow);
 }
 
-fn running(pid: i32) -> bool {
-    // A zombie has exited; only its table entry waits for a parent to reap it.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or_default()
-            .trim_start()
-            .starts_with('Z'),
-        Err(_) => false,
-    }
+/// Global ids of the processes whose command line contains `marker` (the sandbox's PID
+/// namespace numbers its processes its own way, so they are found from outside).
+fn pids_with(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .collect()
 }
 
-async fn wait_until_gone(pids: &[i32]) -> bool {
-    for _ in 0..100 {
-        if pids.iter().all(|&pid| !running(pid)) {
+async fn wait_until_gone(marker: &str) -> bool {
+    for _ in 0..200 {
+        if pids_with(marker).is_empty() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -180,39 +197,55 @@ async fn wait_until_gone(pids: &[i32]) -> bool {
     false
 }
 
-async fn sleeper(setup: &Setup, mode: FailureMode) -> (DispatchOutcome, Vec<i32>) {
-    let line = "sleep 8 & echo $! > bg.pid; echo $$ > sh.pid; sleep 8";
+/// A hook whose script starts background sleeps in every escaping style (the analyzer
+/// refuses `setsid` in a hook's line, but it cannot read a script) and outlives its
+/// deadline; `started` is whether they were all running before the deadline.
+async fn sleeper(setup: &Setup, mode: FailureMode, marker: &str) -> (DispatchOutcome, bool) {
+    let script = format!(
+        "set -m; sleep {marker}1 & setsid sleep {marker}2 & (sleep {marker}3 &) ; \
+         nohup sleep {marker}4 >/dev/null 2>&1 & sleep {marker}5\n"
+    );
+    std::fs::write(setup.path("escape.sh"), script).unwrap();
+    let line = "bash ./escape.sh";
     let options = HookOptions::default()
-        .timeout(HookTimeout::from_secs(5).unwrap())
+        .timeout(HookTimeout::from_secs(3).unwrap())
         .failure_mode(mode);
-    let outcome = setup
-        .dispatch(vec![(setup.hook(line), options)], tool_call(json!({})))
-        .await;
-    let pids = ["bg.pid", "sh.pid"]
-        .iter()
-        .filter_map(|f| setup.read(f).trim().parse().ok())
-        .collect();
-    (outcome, pids)
+    let dispatch = setup.dispatch(vec![(setup.hook(line), options)], tool_call(json!({})));
+    let watch = async {
+        for _ in 0..100 {
+            if pids_with(marker).len() >= 5 {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    };
+    tokio::join!(dispatch, watch)
 }
 
 #[tokio::test]
-async fn a_hook_past_its_deadline_is_killed_with_its_grandchildren() {
+async fn a_hook_past_its_deadline_is_killed_with_everything_it_started() {
     let (open, closed) = (Setup::new(), Setup::new());
     let started = Instant::now();
-    let ((open_outcome, open_pids), (closed_outcome, closed_pids)) = tokio::join!(
-        sleeper(&open, FailureMode::FailOpen),
-        sleeper(&closed, FailureMode::FailClosed)
+    let (open_marker, closed_marker) = ("86400.101", "86400.202");
+    let ((open_outcome, open_started), (closed_outcome, closed_started)) = tokio::join!(
+        sleeper(&open, FailureMode::FailOpen, open_marker),
+        sleeper(&closed, FailureMode::FailClosed, closed_marker)
     );
     assert!(
         started.elapsed() < Duration::from_secs(8),
         "the deadline did not stop the hook"
     );
-    for (outcome, pids) in [(&open_outcome, &open_pids), (&closed_outcome, &closed_pids)] {
+    for (outcome, started, marker) in [
+        (&open_outcome, open_started, open_marker),
+        (&closed_outcome, closed_started, closed_marker),
+    ] {
         assert_eq!(outcome.runs[0].status, RunStatus::TimedOut);
-        assert_eq!(pids.len(), 2, "the hook did not record its pids");
+        assert!(started, "the hook's processes did not all start");
         assert!(
-            wait_until_gone(pids).await,
-            "processes {pids:?} outlived the hook"
+            wait_until_gone(marker).await,
+            "processes {:?} outlived the hook",
+            pids_with(marker)
         );
     }
     assert_eq!(open_outcome.decision, Decision::Allow);
@@ -350,8 +383,7 @@ async fn refused_commands_never_run_and_fail_on_every_trigger() {
     }
     assert!(!setup.path("ran").exists());
 
-    let trusted =
-        CommandHook::new("admin-hook", line, HookSource::AdminConfig).with_cwd(setup.dir.path());
+    let trusted = setup.hook(line);
     assert!(
         trusted.refusal().is_none(),
         "escalate is allowed for trusted sources"
@@ -406,27 +438,38 @@ async fn echo_keeps_json_escapes_in_the_payload_intact() {
 }
 
 #[tokio::test]
-async fn external_hooks_do_not_inherit_the_runtimes_environment() {
+async fn no_hook_inherits_the_runtimes_environment_unless_named() {
     // Cargo sets CARGO_PKG_NAME for the test process: a stand-in for an API key.
     assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
     let setup = Setup::new();
-    let run = |source, file: &'static str| {
-        let hook =
-            CommandHook::new("env", format!("env > {file}"), source).with_cwd(setup.dir.path());
+    let run = |hook: CommandHook| {
         let mut registry = RegistryBuilder::new();
         registry.register(Event::PreToolUse, hook);
         Dispatcher::new(registry.build().unwrap())
     };
-    run(HookSource::Skill, "skill.env")
+    run(setup.hook_from(HookSource::Skill, "env > skill.env"))
         .dispatch(tool_call(json!({})))
         .await;
-    run(HookSource::AdminConfig, "admin.env")
+    run(setup.hook("env > admin.env"))
+        .dispatch(tool_call(json!({})))
+        .await;
+    run(setup.hook("env > named.env").with_env(["CARGO_PKG_NAME"]))
         .dispatch(tool_call(json!({})))
         .await;
     let (skill, admin) = (setup.read("skill.env"), setup.read("admin.env"));
-    assert!(!skill.contains("CARGO_PKG_NAME="), "{skill}");
-    assert!(skill.contains("PATH=") && skill.contains("HOOK_PAYLOAD="));
-    assert!(admin.contains("CARGO_PKG_NAME="));
+    for env in [&skill, &admin] {
+        assert!(!env.contains("CARGO_PKG_NAME="), "{env}");
+        assert!(
+            env.contains("PATH=") && env.contains("HOOK_PAYLOAD="),
+            "{env}"
+        );
+        assert!(env.contains("HOOK_SCRATCH_DIR="), "{env}");
+    }
+    assert!(
+        setup
+            .read("named.env")
+            .contains("CARGO_PKG_NAME=tollgate-handlers")
+    );
 }
 
 #[tokio::test]

@@ -25,7 +25,15 @@ impl Captured {
             .with_ansi(false)
             .with_max_level(tracing::Level::WARN)
             .finish();
-        tracing::subscriber::set_default(subscriber)
+        // With a single scoped subscriber alive, tracing computes a new callsite's interest
+        // from the default of whichever thread reaches it first: another test's thread (no
+        // subscriber) would cache "never" for a callsite this test waits for. A second,
+        // permanent dispatcher makes it ask every registered one.
+        static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::new()));
+        let guard = tracing::subscriber::set_default(subscriber);
+        tracing::callsite::rebuild_interest_cache();
+        guard
     }
 
     /// Everything written so far.

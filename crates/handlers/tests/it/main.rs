@@ -5,6 +5,7 @@
 
 mod class;
 mod command;
+mod contained;
 mod http;
 mod llm;
 mod logs;
