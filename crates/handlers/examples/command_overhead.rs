@@ -70,7 +70,8 @@ async fn measure() {
             .with_launcher(Launcher::current_exe().unwrap()),
     );
     let unconfined = dispatcher(
-        CommandHook::new("noop", "true", HookSource::AdminConfig).with_containment(Containment::Off),
+        CommandHook::new("noop", "true", HookSource::AdminConfig)
+            .with_containment(Containment::Off),
     );
     let payload = Arc::new(Payload::new(
         PayloadCommon::default(),

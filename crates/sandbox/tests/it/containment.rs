@@ -229,6 +229,10 @@ async fn readable_paths_under_tmp_stay_visible_read_only() {
     let line = format!("cat {s}; echo x >> {s}", s = script.display());
     let ran = bash(&sb, config.path(), work.path(), &line).await;
     assert_eq!(ran.stdout, "canary");
-    assert!(ran.stderr.contains("Read-only file system"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("Read-only file system"),
+        "{}",
+        ran.stderr
+    );
     assert_untouched(&script);
 }
