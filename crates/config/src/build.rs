@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 use serde::Serialize;
+use serde_json::{Value, json};
 use tollgate_core::{
     BoxFuture, Hook, HookContext, HookError, HookOptions, RegistryBuilder, ToolMatcher,
 };
+use tollgate_handlers::command::{Containment, Network, Policy as SandboxPolicy};
 use tollgate_handlers::llm::Endpoint;
 use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
 use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
@@ -15,6 +17,7 @@ use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
 use crate::agent::AgentConfig;
 use crate::error::{ConfigError, Result};
 use crate::hook_file::{HookFile, Trust};
+use crate::sandbox::{HookSandbox, SandboxSettings};
 use crate::spec::{HookSpec, SpecKind};
 use crate::warning::Warning;
 
@@ -25,6 +28,8 @@ pub struct Policy {
     pub allow_cidrs: Vec<IpNet>,
     /// Standalone mode: external hooks without an explicit `failure_mode` fail closed.
     pub standalone: bool,
+    /// How the OS sandbox of command hooks and the shell tool is widened or turned off.
+    pub sandbox: SandboxSettings,
 }
 
 impl Policy {
@@ -36,6 +41,7 @@ impl Policy {
         for file in admin {
             policy.allow_cidrs.extend(file.allow_cidrs.iter().copied());
             policy.standalone |= file.standalone;
+            policy.sandbox.merge(&file.sandbox);
         }
         policy
     }
@@ -65,6 +71,10 @@ pub struct ResolvedHook {
     /// The shell line, for command hooks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// How a command hook is contained: `off`, or the sandbox's network and the paths it may
+    /// write besides its scratch directory and `/tmp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Value>,
 }
 
 type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -211,9 +221,14 @@ impl<'a> Assembler<'a> {
 
     fn add_spec(&mut self, spec: &HookSpec) -> std::result::Result<(), String> {
         let mut tools = spec.tools.clone();
+        let mut contained = None;
         let hook: Arc<dyn Hook> = match &spec.kind {
             SpecKind::Command { line } => {
-                let hook = CommandHook::new(&spec.name, line, spec.source);
+                let (containment, env) = containment(&self.policy.sandbox, spec);
+                contained = Some((line.clone(), containment_summary(&containment)));
+                let hook = CommandHook::new(&spec.name, line, spec.source)
+                    .with_containment(containment)
+                    .with_env(env);
                 if let Some(refusal) = hook.refusal() {
                     self.warnings.push(Warning::new(
                         &spec.file,
@@ -275,11 +290,7 @@ impl<'a> Assembler<'a> {
             source: spec.source,
             fire_and_forget: spec.fire_and_forget,
         };
-        let line = match &spec.kind {
-            SpecKind::Command { line } => Some(line.clone()),
-            _ => None,
-        };
-        self.register(spec.event.clone(), hook, options, line);
+        self.register(spec.event.clone(), hook, options, contained);
         Ok(())
     }
 
@@ -308,8 +319,9 @@ impl<'a> Assembler<'a> {
         event: Event,
         hook: Arc<dyn Hook>,
         options: HookOptions,
-        command: Option<String>,
+        command: Option<(String, Value)>,
     ) {
+        let (command, sandbox) = command.unzip();
         self.resolved.push(ResolvedHook {
             event: event.to_string(),
             name: hook.name().to_owned(),
@@ -320,9 +332,39 @@ impl<'a> Assembler<'a> {
             timeout_sec: options.timeout.duration().as_secs(),
             failure_mode: failure_mode_str(options.failure_mode),
             fire_and_forget: options.fire_and_forget,
+            sandbox,
             command,
         });
         self.builder.register_shared(event, hook, options);
+    }
+}
+
+/// How a command hook from `spec` is contained under the admin `settings`, and the variables
+/// passed through to it.
+fn containment(settings: &SandboxSettings, spec: &HookSpec) -> (Containment, Vec<String>) {
+    let mut widening = settings.for_source(spec.source);
+    let off = settings.off || matches!(spec.sandbox, Some(HookSandbox::Off));
+    if let Some(HookSandbox::Widen(own)) = &spec.sandbox {
+        widening.merge(own);
+    }
+    if off {
+        return (Containment::Off, widening.env);
+    }
+    let on = widening.network.unwrap_or(spec.source.is_trusted());
+    let mut policy = SandboxPolicy::new(if on { Network::On } else { Network::Off });
+    policy.hidden.extend(settings.hidden.iter().cloned());
+    policy.writable.extend(widening.writable);
+    (Containment::Sandbox(policy), widening.env)
+}
+
+/// `"off"`, or `{"network": "on"|"off", "writable": [...]}` for `tollgate check`.
+fn containment_summary(containment: &Containment) -> Value {
+    match containment {
+        Containment::Off => json!("off"),
+        Containment::Sandbox(policy) => json!({
+            "network": if policy.network == Network::On { "on" } else { "off" },
+            "writable": policy.writable,
+        }),
     }
 }
 

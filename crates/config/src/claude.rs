@@ -116,6 +116,7 @@ fn parse_hook(
     };
     let suffix = &path[path.find('[').unwrap_or(path.len())..];
     Ok(HookSpec {
+        sandbox: None,
         event: ctx.event.clone(),
         name: ctx.default_name(suffix),
         kind: SpecKind::Command { line },

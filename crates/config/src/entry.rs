@@ -36,6 +36,8 @@ pub(crate) struct EntryCtx<'a> {
     pub name_prefix: &'a str,
     /// Whether the file is admin (trusted) config.
     pub admin: bool,
+    /// Warnings about entries that still load (an ignored or partly ignored key).
+    pub notes: std::cell::RefCell<Vec<Warning>>,
 }
 
 impl EntryCtx<'_> {
@@ -79,6 +81,7 @@ pub(crate) fn parse(ctx: &EntryCtx<'_>, path: &str, value: &Value) -> Result<Hoo
         timeout: Default::default(),
         failure_mode: None,
         fire_and_forget: false,
+        sandbox: None,
         file: ctx.file.to_owned(),
         entry: path.to_owned(),
     };
@@ -100,7 +103,29 @@ pub(crate) fn parse(ctx: &EntryCtx<'_>, path: &str, value: &Value) -> Result<Hoo
     if let Some((at, v)) = field("fire_and_forget") {
         spec.fire_and_forget = fields::boolean(v).map_err(|e| skip(at, e))?;
     }
+    if let Some((at, v)) = field("sandbox") {
+        spec.sandbox = sandbox(ctx, &at, v);
+    }
     Ok(spec)
+}
+
+/// A command hook's own `sandbox:`: honoured in admin files; elsewhere ignored with a note
+/// (the hook still loads, in the default sandbox: a skill cannot widen its own).
+fn sandbox(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Option<crate::sandbox::HookSandbox> {
+    let mut notes = ctx.notes.borrow_mut();
+    if !ctx.admin {
+        notes.push(ctx.warn(
+            at,
+            "`sandbox` is honoured in admin hook files only (pass the file with --admin); \
+             ignored, the hook runs in the default sandbox",
+        ));
+        return None;
+    }
+    let dir = std::path::Path::new(ctx.file)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let mut warn = |entry: String, message: String| notes.push(ctx.warn(entry, message));
+    Some(crate::sandbox::parse_hook(value, dir, at, &mut warn))
 }
 
 /// Refuses unknown keys (a mistyped `tools` must never become match-all), keys of another
@@ -173,6 +198,7 @@ fn kind_only_key(key: &str) -> Option<&'static str> {
         "secret" => Some("url"),
         "depth" | "base_url" | "model" | "api_key" => Some("llm"),
         "params" => Some("class"),
+        "sandbox" => Some("script"),
         _ => None,
     }
 }

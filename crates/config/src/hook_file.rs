@@ -1,5 +1,5 @@
-//! Hook files (YAML), user or admin: `hooks:`, and for admin files `network.allow_cidrs` and
-//! `standalone`.
+//! Hook files (YAML), user or admin: `hooks:`, and for admin files `network.allow_cidrs`,
+//! `standalone` and `sandbox` (see [`crate::sandbox`]).
 
 use std::path::Path;
 
@@ -38,6 +38,8 @@ pub struct HookFile {
     pub allow_cidrs: Vec<IpNet>,
     /// `standalone: true` (admin only): external hooks default to `fail_closed`.
     pub standalone: bool,
+    /// `sandbox:` (admin only): how the OS sandbox of commands is widened or turned off.
+    pub sandbox: crate::sandbox::SandboxSettings,
     /// What was skipped or ignored, and why.
     pub warnings: Vec<Warning>,
 }
@@ -80,6 +82,7 @@ impl HookFile {
             hooks: Vec::new(),
             allow_cidrs: Vec::new(),
             standalone: false,
+            sandbox: Default::default(),
             warnings: Vec::new(),
         };
         for (key, value) in map {
@@ -105,11 +108,25 @@ impl HookFile {
                 };
                 hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
             }
-            "network" | "standalone" if !admin => self.warn(
+            "network" | "standalone" | "sandbox" if !admin => self.warn(
                 key,
                 format!("`{key}` is honoured in admin hook files only (pass the file with --admin); ignored"),
             ),
             "network" => self.network(value),
+            "sandbox" => {
+                let dir = Path::new(&self.path)
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                let mut notes = Vec::new();
+                self.sandbox =
+                    crate::sandbox::parse_settings(value, &dir, &mut |entry, message| {
+                        notes.push((entry, message));
+                    });
+                for (entry, message) in notes {
+                    self.warn(&entry, message);
+                }
+            }
             "standalone" => match fields::boolean(value) {
                 Ok(on) => self.standalone = on,
                 Err(e) => self.warn("standalone", format!("{e}; standalone mode stays off")),

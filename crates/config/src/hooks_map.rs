@@ -90,6 +90,7 @@ fn parse_event(
         event_key: key,
         name_prefix: origin.name_prefix,
         admin: origin.admin,
+        notes: Default::default(),
     };
     let mut results = Vec::new();
     for (i, value) in entries.iter().enumerate() {
@@ -100,5 +101,6 @@ fn parse_event(
             results.push(entry::parse(&ctx, &at, value));
         }
     }
+    results.extend(ctx.notes.take().into_iter().map(Err));
     Ok(results)
 }

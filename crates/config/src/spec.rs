@@ -73,6 +73,8 @@ pub struct HookSpec {
     pub failure_mode: Option<FailureMode>,
     /// `fire_and_forget:`, false by default.
     pub fire_and_forget: bool,
+    /// `sandbox:` of a command hook in an admin file (ignored with a warning elsewhere).
+    pub sandbox: Option<crate::sandbox::HookSandbox>,
     /// The file it was read from.
     pub file: String,
     /// Its entry path, like `hooks.PreToolUse[0]`.

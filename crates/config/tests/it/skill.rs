@@ -210,7 +210,7 @@ fn refused_urls_skip_skill_hooks_even_when_the_admin_allows_the_network() {
     assert!(assembler.finish().hooks.is_empty());
     let policy = Policy {
         allow_cidrs: vec!["127.0.0.0/8".parse().unwrap()],
-        standalone: false,
+        ..Policy::default()
     };
     let mut assembler = Assembler::new(&classes, policy);
     assembler.add_specs(&s.hooks);
