@@ -20,6 +20,9 @@
 //! skills: [skills/deploy/SKILL.md]       # skills a user may select for a run
 //! subagents:                             # agents `call_agent` may delegate to
 //!   analyst: {file: analyst.yaml, timeout_seconds: 60}
+//! sandbox:                               # the shell tool's OS sandbox (default: network off,
+//!   network: true                        #   only the workspace and /tmp writable)
+//!   writable: [~/.cache/pip]
 //! model_config_json:                     # the agent config of DESIGN.md §5
 //!   hooks:
 //!     class_hooks: [{class: ReadOnlyGuard, params: {readonly_orgs: [org-7]}}]
@@ -122,11 +125,28 @@ struct AgentFileWire {
     skills: Vec<String>,
     #[serde(default)]
     subagents: BTreeMap<String, SubagentRef>,
+    #[serde(default)]
+    sandbox: ShellSandbox,
     /// Read by [`AgentConfig::parse`] from the same document; named here so the strict
     /// shape accepts it.
     #[serde(default)]
     #[expect(dead_code, reason = "parsed by AgentConfig::parse")]
     model_config_json: Value,
+}
+
+/// `sandbox:` of an agent file: what the shell tool's OS sandbox adds to its defaults (the
+/// workspace and a private `/tmp` writable, no network). Admin files may add more, or turn the
+/// sandbox off.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSandbox {
+    /// The host's network for the shell tool.
+    #[serde(default)]
+    pub network: bool,
+    /// More writable paths: `~/…` is under `$HOME`, relative paths are relative to the agent
+    /// file (resolved by [`AgentDef::load`]).
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
 }
 
 /// A loaded agent file.
@@ -172,6 +192,8 @@ pub struct AgentDef {
     pub warnings: Vec<Warning>,
     /// `subagents`.
     pub subagents: BTreeMap<String, SubagentRef>,
+    /// `sandbox`, its paths resolved.
+    pub sandbox: ShellSandbox,
 }
 
 impl AgentDef {
@@ -309,6 +331,15 @@ impl AgentDef {
             skills,
             warnings,
             subagents: wire.subagents,
+            sandbox: ShellSandbox {
+                network: wire.sandbox.network,
+                writable: wire
+                    .sandbox
+                    .writable
+                    .iter()
+                    .map(|p| resolve_path(p, &dir))
+                    .collect(),
+            },
             dir,
         })
     }
@@ -316,6 +347,16 @@ impl AgentDef {
     /// The file of sub-agent `name`, resolved.
     pub fn subagent_file(&self, name: &str) -> Option<PathBuf> {
         self.subagents.get(name).map(|s| self.dir.join(&s.file))
+    }
+}
+
+/// `~` and `~/…` are under `$HOME`; other relative paths are relative to `dir`.
+fn resolve_path(path: &Path, dir: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ if path.is_absolute() => path.to_owned(),
+        _ => std::path::absolute(dir.join(path)).unwrap_or_else(|_| dir.join(path)),
     }
 }
 

@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tollgate_config::{Assembler, HookFile, Policy, Warning, selected_skills};
+use tollgate_config::{Assembler, HookFile, Policy, SandboxSettings, Warning, selected_skills};
 use tollgate_core::{
     Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HookRun,
     HooksMode, Registry, ToolMatcher,
@@ -48,11 +48,15 @@ use tollgate_protocol::{
     Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
     ToolCancelled, ToolFailure, ToolResult, UserTurn,
 };
+use tollgate_sandbox::{Network, Policy as SandboxPolicy, Sandbox};
 
 use crate::agent::AgentDef;
 use crate::gate::{ApprovalRequest, Approver, DenyApprover, RuntimeGate};
 use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
-use crate::tools::{self, BASH_TOOL, CALL_AGENT_TOOL, Tool, ToolEnv, ToolError, observation_text};
+use crate::tools::{
+    self, BASH_TOOL, BashTool, CALL_AGENT_TOOL, ShellContainment, Tool, ToolEnv, ToolError,
+    observation_text,
+};
 use crate::trace::{Origin, Step, Trace, TraceSink};
 
 mod delegate;
@@ -293,6 +297,26 @@ pub struct Assembly {
     pub unknown_skills: Vec<String>,
     /// Hook entries that were skipped while building, with the reason.
     pub warnings: Vec<Warning>,
+    /// The shell tool's sandbox policy (the session adds its workspace); `None` when an admin
+    /// file turned the sandbox off.
+    pub shell: Option<SandboxPolicy>,
+    /// Variables the admin files pass through to the shell tool.
+    pub shell_env: Vec<String>,
+}
+
+/// The shell tool's sandbox: the agent file's `sandbox:`, then the admin files' `shell_tool`
+/// (whose `network` wins) and `hidden`; `None` when an admin file says `sandbox: off`.
+fn shell_policy(def: &AgentDef, settings: &SandboxSettings) -> Option<SandboxPolicy> {
+    if settings.off {
+        return None;
+    }
+    let admin = &settings.shell_tool;
+    let network = admin.network.unwrap_or(def.sandbox.network);
+    let mut policy = SandboxPolicy::new(if network { Network::On } else { Network::Off });
+    policy.hidden.extend(settings.hidden.iter().cloned());
+    policy.writable.extend(def.sandbox.writable.iter().cloned());
+    policy.writable.extend(admin.writable.iter().cloned());
+    Some(policy)
 }
 
 /// Builds `def`'s registry and permission gate with the skills named in `selected` (the
@@ -320,7 +344,10 @@ pub fn assemble(
         .filter(|s| !unknown.contains(s))
         .cloned()
         .collect();
-    let mut assembler = Assembler::new(classes, Policy::from_admin(admin));
+    let policy = Policy::from_admin(admin);
+    let shell = shell_policy(def, &policy.sandbox);
+    let shell_env = policy.sandbox.shell_tool.env.clone();
+    let mut assembler = Assembler::new(classes, policy);
     for file in admin {
         assembler.add_specs(&file.hooks);
     }
@@ -349,6 +376,8 @@ pub fn assemble(
         skills,
         unknown_skills: unknown,
         warnings: assembled.warnings,
+        shell,
+        shell_env,
     })
 }
 
@@ -451,6 +480,11 @@ impl<'s> Session<'s> {
         }
         let skills = assembly.skills;
         let registry = assembly.registry;
+        let shell = match assembly.shell {
+            Some(policy) => ShellContainment::Sandbox(Sandbox::new(policy.writable(&workspace))),
+            None => ShellContainment::Off,
+        };
+        let bash = BashTool::new(shell).with_env(assembly.shell_env);
         let dispatcher = Dispatcher::new(registry)
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
@@ -490,8 +524,11 @@ impl<'s> Session<'s> {
                 )
             })?;
         }
-        let tools: Vec<Box<dyn Tool>> =
-            def.tools.iter().filter_map(|t| tools::builtin(t)).collect();
+        let tools: Vec<Box<dyn Tool>> = def
+            .tools
+            .iter()
+            .filter_map(|t| tools::builtin(t, &bash))
+            .collect();
         let mut specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec()).collect();
         if def.tools.iter().any(|t| t == CALL_AGENT_TOOL) {
             specs.push(call_agent_spec(&def));

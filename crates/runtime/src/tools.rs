@@ -21,7 +21,7 @@ mod bash;
 mod files;
 pub mod sql;
 
-pub use bash::BashTool;
+pub use bash::{BashTool, ShellContainment};
 pub use files::{ReadFileTool, WriteFileTool};
 pub use sql::{SqlExecuteTool, SqlQueryTool};
 
@@ -80,10 +80,11 @@ pub trait Tool: Send + Sync {
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
 }
 
-/// Builds the built-in tool `name` (not `call_agent`, which the session handles itself).
-pub fn builtin(name: &str) -> Option<Box<dyn Tool>> {
+/// Builds the built-in tool `name` (not `call_agent`, which the session handles itself); the
+/// shell tool is `bash`.
+pub fn builtin(name: &str, bash: &BashTool) -> Option<Box<dyn Tool>> {
     Some(match name {
-        BASH_TOOL => Box::new(BashTool),
+        BASH_TOOL => Box::new(bash.clone()),
         "sql_query" => Box::new(SqlQueryTool),
         "sql_execute" => Box::new(SqlExecuteTool),
         "read_file" => Box::new(ReadFileTool),

@@ -1,5 +1,13 @@
-//! `bash_code_execute_tool`: one shell line in the workspace, in its own process group, under
-//! a deadline.
+//! `bash_code_execute_tool`: one shell line in the workspace, inside the OS sandbox (see
+//! [`tollgate_sandbox`]), under a deadline.
+//!
+//! In the sandbox the workspace and a private `/tmp` are the only writable places (the agent
+//! file's and admin files' `sandbox:` may add more), credential paths are unreadable, the
+//! network is off unless config allows it, and every process the command started dies when it
+//! ends or times out. Where this machine cannot build the sandbox, the tool refuses to run
+//! anything (the model observes why) unless an admin file says `sandbox: off`; then the
+//! command runs unconfined in its own process group, as a fallback for machines without
+//! user namespaces.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -9,6 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tollgate_core::BoxFuture;
 use tollgate_handlers::process_group::GroupKiller;
+use tollgate_sandbox::{Sandbox, SandboxCommand};
 
 use super::{BASH_TOOL, Tool, ToolEnv, ToolError, string_arg};
 use crate::model::ToolSpec;
@@ -25,10 +34,55 @@ const KEPT_ENV: [&str; 8] = [
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TMPDIR",
 ];
 
+/// Where the shell tool runs its commands.
+#[derive(Debug, Clone)]
+pub enum ShellContainment {
+    /// In this sandbox (its policy makes the workspace writable).
+    Sandbox(Sandbox),
+    /// Unconfined: an admin file said `sandbox: off`.
+    Off,
+}
+
 /// Runs `command` with `/bin/bash -c` (the dialect the shell analyzer vets) in the workspace.
 /// The permission gate has already reviewed it with the analyzer's `agent` profile.
-#[derive(Debug, Clone, Copy)]
-pub struct BashTool;
+#[derive(Debug, Clone)]
+pub struct BashTool {
+    containment: ShellContainment,
+    passthrough: Vec<String>,
+}
+
+impl BashTool {
+    /// A shell tool running its commands as `containment` says.
+    pub fn new(containment: ShellContainment) -> Self {
+        Self {
+            containment,
+            passthrough: Vec::new(),
+        }
+    }
+
+    /// Passes these variables of the runtime's environment to commands (besides `PATH`,
+    /// `HOME`, `USER`, `LOGNAME`, `LANG`, `LC_ALL`, `TZ` and `TMPDIR`).
+    #[must_use]
+    pub fn with_env(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.passthrough = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The command's environment: the kept variables, the passed-through ones, the workspace.
+    fn environment(&self, env: &ToolEnv) -> Vec<(String, String)> {
+        let mut vars: Vec<(String, String)> = std::env::vars_os()
+            .filter(|(k, _)| {
+                KEPT_ENV.iter().any(|n| k == n) || self.passthrough.iter().any(|n| k == n.as_str())
+            })
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect();
+        vars.push((
+            "TOLLGATE_WORKSPACE".into(),
+            env.workspace.to_string_lossy().into_owned(),
+        ));
+        vars
+    }
+}
 
 impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
@@ -69,28 +123,84 @@ impl Tool for BashTool {
                     }
                 },
             };
-            run(command, env, timeout).await
+            let vars = self.environment(env);
+            match &self.containment {
+                ShellContainment::Sandbox(sandbox) => {
+                    run_sandboxed(command, env, vars, timeout, sandbox).await
+                }
+                ShellContainment::Off => run(command, env, vars, timeout).await,
+            }
         })
     }
 }
 
-async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, ToolError> {
+/// Runs `command` in the sandbox; everything it started is killed when it ends or times out
+/// (dropping the child does that).
+async fn run_sandboxed(
+    command: &str,
+    env: &ToolEnv,
+    mut vars: Vec<(String, String)>,
+    timeout: Duration,
+    sandbox: &Sandbox,
+) -> Result<Value, ToolError> {
+    // The sandbox's /tmp is private; the runtime's TMPDIR may not exist inside.
+    vars.retain(|(k, _)| k != "TMPDIR");
+    vars.push(("TMPDIR".into(), "/tmp".into()));
+    let mut cmd = SandboxCommand::new("/bin/bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&env.workspace);
+    for (key, value) in vars {
+        cmd = cmd.env(key, value);
+    }
+    let mut child = sandbox.spawn(&cmd).await.map_err(|e| {
+        if e.is_unavailable() {
+            ToolError::new(format!(
+                "the shell tool runs commands only inside the OS sandbox, and this machine \
+                 cannot build it: {e}. Nothing was run. (An admin file can turn the sandbox \
+                 off with `sandbox: off`.)"
+            ))
+        } else {
+            ToolError::new(format!("cannot start the command: {e}"))
+        }
+    })?;
+    drop(child.stdin.take());
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(ToolError::new("cannot capture the shell's output"));
+    };
+    let finished = async { tokio::join!(capped(stdout), capped(stderr), child.wait()) };
+    let Ok((stdout, stderr, status)) = tokio::time::timeout(timeout, finished).await else {
+        return Err(timed_out(timeout));
+    };
+    let status = status.map_err(|e| ToolError::new(format!("the sandbox failed: {e}")))?;
+    outcome(status.code(), stdout, stderr)
+}
+
+fn timed_out(timeout: Duration) -> ToolError {
+    ToolError::new(format!(
+        "the command timed out after {} s and was killed",
+        timeout.as_secs()
+    ))
+}
+
+/// Runs `command` unconfined, in its own process group.
+async fn run(
+    command: &str,
+    env: &ToolEnv,
+    vars: Vec<(String, String)>,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
     let mut cmd = Command::new("/bin/bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(&env.workspace)
         .env_clear()
-        .env("TOLLGATE_WORKSPACE", &env.workspace)
+        .envs(vars)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for name in KEPT_ENV {
-        if let Some(value) = std::env::var_os(name) {
-            cmd.env(name, value);
-        }
-    }
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::new(format!("cannot start /bin/bash: {e}")))?;
@@ -101,10 +211,7 @@ async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, T
     // One task drains both pipes while the shell runs (a full pipe would stall it).
     let mut drain = tokio::spawn(async move { tokio::join!(capped(stdout), capped(stderr)) });
     let Ok(status) = tokio::time::timeout(timeout, child.wait()).await else {
-        return Err(ToolError::new(format!(
-            "the command timed out after {} s and was killed",
-            timeout.as_secs()
-        )));
+        return Err(timed_out(timeout));
     };
     // A background job may hold the pipes after the shell exited: it gets EXIT_GRACE, then
     // its process group is killed and the output read so far is kept.
@@ -117,7 +224,11 @@ async fn run(command: &str, env: &ToolEnv, timeout: Duration) -> Result<Value, T
     };
     let (stdout, stderr) = drained.unwrap_or_default();
     let status = status.map_err(|e| ToolError::new(format!("cannot wait for the shell: {e}")))?;
-    let code = status.code();
+    outcome(status.code(), stdout, stderr)
+}
+
+/// The result the model observes: success on exit 0, else a failure quoting the output.
+fn outcome(code: Option<i32>, stdout: String, stderr: String) -> Result<Value, ToolError> {
     let result = json!({"exit_code": code, "stdout": stdout, "stderr": stderr});
     if code == Some(0) {
         Ok(result)
@@ -158,6 +269,13 @@ async fn capped(mut stream: impl AsyncRead + Unpin) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate_sandbox::{Network, Policy};
+
+    /// The tool as a session builds it: the workspace writable, no network.
+    fn tool(dir: &std::path::Path) -> BashTool {
+        let policy = Policy::new(Network::Off).writable(dir);
+        BashTool::new(ShellContainment::Sandbox(Sandbox::new(policy)))
+    }
 
     fn env(dir: &std::path::Path, secs: u64) -> ToolEnv {
         ToolEnv {
@@ -170,7 +288,7 @@ mod tests {
     #[tokio::test]
     async fn a_background_job_holding_the_pipes_does_not_time_the_call_out() {
         let dir = tempfile::tempdir().unwrap();
-        let ran = BashTool
+        let ran = tool(dir.path())
             .call(
                 &json!({"command": "sleep 30 & echo started"}),
                 &env(dir.path(), 5),
@@ -185,16 +303,24 @@ mod tests {
     async fn a_call_cannot_extend_the_agents_deadline() {
         let dir = tempfile::tempdir().unwrap();
         let slow = json!({"command": "sleep 5", "timeout_seconds": 600});
-        let err = BashTool.call(&slow, &env(dir.path(), 1)).await.unwrap_err();
+        let err = tool(dir.path())
+            .call(&slow, &env(dir.path(), 1))
+            .await
+            .unwrap_err();
         assert!(err.0.contains("timed out after 1 s"), "{err}");
         let bad = json!({"command": "true", "timeout_seconds": 0});
-        assert!(BashTool.call(&bad, &env(dir.path(), 1)).await.is_err());
+        assert!(
+            tool(dir.path())
+                .call(&bad, &env(dir.path(), 1))
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
     async fn output_is_capped_and_the_environment_is_minimal() {
         let dir = tempfile::tempdir().unwrap();
-        let flood = BashTool
+        let flood = tool(dir.path())
             .call(
                 &json!({"command": "head -c 200000 /dev/zero | tr '\\0' a; env"}),
                 &env(dir.path(), 5),
@@ -206,7 +332,7 @@ mod tests {
         assert!(stdout.contains("more bytes not shown"));
         // SAFETY of the assertion: the test process's own environment has CARGO_* variables;
         // none reaches the shell.
-        let env_out = BashTool
+        let env_out = tool(dir.path())
             .call(&json!({"command": "env"}), &env(dir.path(), 5))
             .await
             .unwrap();
