@@ -230,5 +230,21 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
     if let (Some(command), Some(verdict)) = (&h.command, report.verdict) {
         writeln!(out, "    command: {command}  [analyzer: {verdict}]")?;
     }
+    if let Some(sandbox) = &h.sandbox {
+        writeln!(out, "    sandbox: {}", sandbox_text(sandbox))?;
+    }
     Ok(())
+}
+
+/// `off`, or `network off; writes: scratch, /tmp, …`.
+fn sandbox_text(sandbox: &serde_json::Value) -> String {
+    if let Some(text) = sandbox.as_str() {
+        return text.to_owned();
+    }
+    let network = sandbox["network"].as_str().unwrap_or("?");
+    let mut writes = vec!["its scratch directory".to_owned(), "/tmp".to_owned()];
+    if let Some(paths) = sandbox["writable"].as_array() {
+        writes.extend(paths.iter().filter_map(|p| p.as_str()).map(str::to_owned));
+    }
+    format!("network {network}; writes only {}", writes.join(", "))
 }

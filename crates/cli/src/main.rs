@@ -2,6 +2,7 @@
 
 mod check;
 mod dispatch;
+mod doctor;
 mod registry;
 mod replay;
 mod run;
@@ -74,6 +75,13 @@ enum Command {
     /// (whatever the decisions), 1 when the configuration cannot be built, 2 on bad arguments,
     /// an unreadable transcript or one without tool calls. Mapping: docs/replay.md.
     Replay(replay::Replay),
+    /// Check what this machine gives the OS sandbox of shell commands (command hooks, the
+    /// agent's shell tool): kernel features, and containment tried for real.
+    ///
+    /// Prints a table, or with `--json` {"verdict","launcher","features","unavailable",
+    /// "checks":[{"name","ok","detail"}]}. Exits 0 when commands run contained (`contained`,
+    /// or `degraded` without Landlock or seccomp), 1 when they cannot (`unavailable`).
+    Doctor(doctor::Doctor),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -87,6 +95,13 @@ enum SchemaKind {
 }
 
 fn main() -> Result<ExitCode> {
+    // This binary is also the sandbox launcher: it must branch off before any thread starts.
+    if let Some(code) = tollgate_sandbox::main_if_launcher() {
+        return Ok(code);
+    }
+    if let Ok(launcher) = tollgate_sandbox::Launcher::current_exe() {
+        tollgate_sandbox::Launcher::set_default(launcher);
+    }
     let cli = Cli::parse();
     let mut out = std::io::stdout().lock();
     match cli.command {
@@ -107,6 +122,7 @@ fn main() -> Result<ExitCode> {
         Some(Command::Check(args)) => return check::run(args, &mut out),
         Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
         Some(Command::Replay(args)) => return replay::run(args, &mut out),
+        Some(Command::Doctor(args)) => return doctor::run(args, &mut out),
         Some(Command::Run(args)) => {
             drop(out);
             return run::run(args);

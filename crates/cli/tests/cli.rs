@@ -8,6 +8,8 @@ use std::process::Command;
 mod check;
 #[path = "cli/dispatch.rs"]
 mod dispatch;
+#[path = "cli/doctor.rs"]
+mod doctor;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]

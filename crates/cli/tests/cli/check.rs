@@ -145,3 +145,34 @@ fn check_without_files_is_a_usage_error() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn check_shows_each_command_hooks_sandbox_as_admin_files_set_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &user,
+        "hooks:\n  PreToolUse:\n    - script: echo \"$ARGUMENTS\" >> /var/log/tollgate/audit.log\n",
+    )
+    .unwrap();
+    let admin = dir.path().join("admin.yaml");
+    std::fs::write(
+        &admin,
+        "sandbox:\n  sources:\n    user_config: {writable: [/var/log/tollgate], network: true}\n",
+    )
+    .unwrap();
+    let (user, admin) = (user.display().to_string(), admin.display().to_string());
+    let (code, text) = check(&[&user]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("sandbox: network off; writes only its scratch directory, /tmp\n"),
+        "{text}"
+    );
+    let (code, json) = check_json(&["--admin", &admin, &user]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        json["files"][1]["hooks"][0]["sandbox"],
+        serde_json::json!({"network": "on", "writable": ["/var/log/tollgate"]}),
+        "{json:#}"
+    );
+}

@@ -275,13 +275,21 @@ fn claude_tool_names_let_claude_code_rules_match() {
 
 // ---- payloads and the dry run --------------------------------------------------------------
 
-/// A hook file whose hook appends every payload it receives, one JSON line each, to `log`.
-fn payload_logger(dir: &Path, log: &Path) -> String {
+/// A hook file whose hook appends every payload it receives, one JSON line each, to `log`,
+/// and the admin file that lets user hooks write `log`'s directory (their sandbox would not).
+fn payload_logger(dir: &Path, log: &Path) -> (String, String) {
     let yaml = format!(
         "hooks:\n  PreToolUse:\n    - name: logger\n      failure_mode: fail_closed\n      script: jq -c . >> {}\n",
         log.display()
     );
-    write(dir, "logger.yaml", &yaml)
+    let grant = format!(
+        "sandbox:\n  sources:\n    user_config: {{writable: [{}]}}\n",
+        log.parent().unwrap().display()
+    );
+    (
+        write(dir, "logger.yaml", &yaml),
+        write(dir, "grant.yaml", &grant),
+    )
 }
 
 fn logged(log: &Path) -> Vec<Value> {
@@ -296,9 +304,9 @@ fn logged(log: &Path) -> Vec<Value> {
 fn hooks_see_mapped_payloads_with_replay_metadata_and_the_session_ids() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("payloads.jsonl");
-    let hooks = payload_logger(dir.path(), &log);
+    let (hooks, grant) = payload_logger(dir.path(), &log);
     let path = transcript("session-with-rm.jsonl");
-    let run = replay(&[&path, "--hooks", &hooks, "--json"]);
+    let run = replay(&[&path, "--hooks", &hooks, "--admin", &grant, "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let payloads = logged(&log);
     let recorded = tool_uses(&path);
@@ -368,7 +376,7 @@ fn hooks_see_mapped_payloads_with_replay_metadata_and_the_session_ids() {
 fn replay_is_a_dry_run_hooks_run_but_recorded_calls_never_execute() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("payloads.jsonl");
-    let hooks = payload_logger(dir.path(), &log);
+    let (hooks, grant) = payload_logger(dir.path(), &log);
     let marker = dir.path().join("bash-ran");
     let written = dir.path().join("written.txt");
     let entry = |id: &str, name: &str, input: Value| {
@@ -390,7 +398,7 @@ fn replay_is_a_dry_run_hooks_run_but_recorded_calls_never_execute() {
     ]
     .join("\n");
     let path = write(dir.path(), "dry.jsonl", &text);
-    let run = replay(&[&path, "--hooks", &hooks, "--json"]);
+    let run = replay(&[&path, "--hooks", &hooks, "--admin", &grant, "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(logged(&log).len(), 2, "the hook really ran for both calls");
     assert!(!marker.exists(), "the Bash call must not run");
@@ -402,10 +410,12 @@ fn a_tollgate_trace_replays_every_tool_call_at_every_depth() {
     let dir = tempfile::tempdir().unwrap();
     let rm = deny_first_word(dir.path(), "rm");
     let log = dir.path().join("payloads.jsonl");
-    let logger = payload_logger(dir.path(), &log);
+    let (logger, grant) = payload_logger(dir.path(), &log);
     let path = transcript("trace.jsonl");
     let recorded = trace_calls(&path);
-    let run = replay(&[&path, "--hooks", &logger, "--hooks", &rm, "--json"]);
+    let run = replay(&[
+        &path, "--hooks", &logger, "--hooks", &rm, "--admin", &grant, "--json",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.json();
     assert_eq!(report["summary"]["total"], recorded.len());
