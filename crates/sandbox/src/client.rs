@@ -177,7 +177,17 @@ impl Sandbox {
         let policy = self.inner.policy.resolve()?;
         match Host::start(launcher, &policy).await {
             Ok(host) => {
-                *lock(&self.inner.features) = Some(host.features.clone());
+                let first = lock(&self.inner.features)
+                    .replace(host.features.clone())
+                    .is_none();
+                let missing = host.features.missing();
+                if first && !missing.is_empty() {
+                    tracing::warn!(
+                        "the OS sandbox runs without {}: commands are contained by namespaces \
+                         and read-only mounts only",
+                        missing.join(", ")
+                    );
+                }
                 Ok(host)
             }
             Err(SandboxError::Unavailable { feature, detail }) => {
