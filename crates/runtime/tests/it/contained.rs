@@ -172,3 +172,38 @@ async fn an_admin_file_can_turn_the_shell_sandbox_off() {
     run_agent(&dir.join("agent.yaml"), "go", &services).await;
     assert_eq!(std::fs::read_to_string(&written).unwrap(), "ok\n");
 }
+
+#[tokio::test]
+async fn a_shell_call_past_its_deadline_takes_everything_it_started_with_it() {
+    let (_tmp, dir) = agent_dir();
+    let marker = "86400.5151";
+    let script = format!(
+        "setsid sleep {marker}1 & (nohup sleep {marker}2 &) ; set -m; sleep {marker}3 & \
+         sleep {marker}4\n"
+    );
+    script_agent(&dir, &script, "bash_timeout_seconds: 2\n");
+    let (agent, services) = (dir.join("agent.yaml"), Services::default());
+    let run = run_agent(&agent, "go", &services);
+    let watch = async {
+        for _ in 0..200 {
+            if pids_with(marker).len() >= 4 {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    };
+    let ((_, lines), started) = tokio::join!(run, watch);
+    assert!(started, "the script's processes did not all start");
+    let observed = shell_observation(&lines);
+    assert!(observed.contains("timed out after 2 s"), "{observed}");
+    let mut gone = false;
+    for _ in 0..200 {
+        if pids_with(marker).is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(gone, "survivors: {:?}", pids_with(marker));
+}
