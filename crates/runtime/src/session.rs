@@ -480,11 +480,7 @@ impl<'s> Session<'s> {
         }
         let skills = assembly.skills;
         let registry = assembly.registry;
-        let shell = match assembly.shell {
-            Some(policy) => ShellContainment::Sandbox(Sandbox::new(policy.writable(&workspace))),
-            None => ShellContainment::Off,
-        };
-        let bash = BashTool::new(shell).with_env(assembly.shell_env);
+        let (shell, shell_env) = (assembly.shell, assembly.shell_env);
         let dispatcher = Dispatcher::new(registry)
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
@@ -515,6 +511,11 @@ impl<'s> Session<'s> {
         // Absolute from here on: `TOLLGATE_WORKSPACE` and traces must not depend on the
         // shell's working directory.
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        let shell = match shell {
+            Some(policy) => ShellContainment::Sandbox(Sandbox::new(policy.writable(&workspace))),
+            None => ShellContainment::Off,
+        };
+        let bash = BashTool::new(shell).with_env(shell_env);
         let database = def.database.as_ref().map(|d| workspace.join(d));
         if let (Some(path), Some(seed)) = (&database, &def.seed) {
             tools::sql::seed_database(path, seed).await.map_err(|e| {

@@ -88,6 +88,9 @@ pub(crate) struct Inner {
     unavailable: Mutex<Option<(String, String)>>,
     /// Set once a host reported its features.
     features: Mutex<Option<Features>>,
+    /// The policy resolved once, at the first host: later hosts keep its paths and pins, so a
+    /// command cannot move what they name.
+    resolved: Mutex<Option<Policy>>,
 }
 
 impl Sandbox {
@@ -105,6 +108,7 @@ impl Sandbox {
                 idle: Mutex::new(Vec::new()),
                 unavailable: Mutex::new(None),
                 features: Mutex::new(None),
+                resolved: Mutex::new(None),
             }),
         }
     }
@@ -174,7 +178,16 @@ impl Sandbox {
                 "no launcher program found (set TOLLGATE_SANDBOX_LAUNCHER)",
             ));
         };
-        let policy = self.inner.policy.resolve()?;
+        let policy = self.inner.resolved()?;
+        if launcher.replaceable_through(&policy.writable) {
+            return Err(SandboxError::Unavailable {
+                feature: "launcher".into(),
+                detail: format!(
+                    "{} lies under a path the sandbox makes writable: a command could replace it",
+                    launcher.program().display()
+                ),
+            });
+        }
         match Host::start(launcher, &policy).await {
             Ok(host) => {
                 let first = lock(&self.inner.features)
@@ -190,7 +203,9 @@ impl Sandbox {
                 }
                 Ok(host)
             }
-            Err(SandboxError::Unavailable { feature, detail }) => {
+            // The kernel's answer does not change within a run; a launcher that failed once may
+            // work next time.
+            Err(SandboxError::Unavailable { feature, detail }) if feature != "launcher" => {
                 Err(self.inner.remember_unavailable(&feature, &detail))
             }
             Err(e) => Err(e),
@@ -199,6 +214,17 @@ impl Sandbox {
 }
 
 impl Inner {
+    /// The policy, resolved at the first call and kept.
+    fn resolved(&self) -> Result<Policy> {
+        let mut resolved = lock(&self.resolved);
+        if let Some(policy) = &*resolved {
+            return Ok(policy.clone());
+        }
+        let policy = self.policy.resolve()?;
+        *resolved = Some(policy.clone());
+        Ok(policy)
+    }
+
     fn remember_unavailable(&self, feature: &str, detail: &str) -> SandboxError {
         *lock(&self.unavailable) = Some((feature.to_owned(), detail.to_owned()));
         SandboxError::Unavailable {
@@ -248,7 +274,7 @@ pub(crate) struct Host {
 impl Host {
     async fn start(launcher: &Launcher, policy: &Policy) -> Result<Host> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
-        let child = tokio::process::Command::new(launcher.program())
+        let child = tokio::process::Command::new(launcher.exec())
             .arg(LAUNCHER_ARG)
             .arg("outer")
             .env_clear()
@@ -266,10 +292,21 @@ impl Host {
         let hello = Hello {
             policy: policy.clone(),
         };
-        control.write_all(&wire::frame(&hello)?).await?;
+        let not_a_launcher = |e: &dyn std::fmt::Display| SandboxError::Unavailable {
+            feature: "launcher".into(),
+            detail: format!(
+                "{} did not set up a sandbox ({e}); is it a tollgate sandbox launcher?",
+                launcher.program().display()
+            ),
+        };
+        // A program that is not a launcher may exit before it reads the policy.
+        control
+            .write_all(&wire::frame(&hello)?)
+            .await
+            .map_err(|e| not_a_launcher(&e))?;
         let setup = tokio::time::timeout(START_TIMEOUT, read_frame::<Setup>(&mut control))
             .await
-            .map_err(|_| SandboxError::Host("the sandbox did not start within 10 s".into()))?;
+            .map_err(|_| not_a_launcher(&"no answer within 10 s"))?;
         match setup {
             Ok(Setup::Ready(features)) => Ok(Host {
                 _launcher: child,
@@ -279,13 +316,7 @@ impl Host {
             Ok(Setup::Failed { feature, detail }) => {
                 Err(SandboxError::Unavailable { feature, detail })
             }
-            Err(e) => Err(SandboxError::Unavailable {
-                feature: "launcher".into(),
-                detail: format!(
-                    "{} did not set up a sandbox ({e}); is it a tollgate sandbox launcher?",
-                    launcher.program().display()
-                ),
-            }),
+            Err(e) => Err(not_a_launcher(&e)),
         }
     }
 

@@ -17,28 +17,55 @@ static DEFAULT: OnceLock<Launcher> = OnceLock::new();
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launcher {
     program: PathBuf,
+    /// What is executed: `program`, or `/proc/self/exe` for the running program itself (the
+    /// file it was started from, even if something replaced the path since).
+    exec: PathBuf,
 }
 
 impl Launcher {
     /// The launcher at `program`.
     pub fn new(program: impl Into<PathBuf>) -> Self {
+        let program = program.into();
         Self {
-            program: program.into(),
+            exec: program.clone(),
+            program,
         }
     }
 
     /// The running program itself: for binaries that call
-    /// [`main_if_launcher`](crate::main_if_launcher) at the top of `main`.
+    /// [`main_if_launcher`](crate::main_if_launcher) at the top of `main`. It is executed as
+    /// `/proc/self/exe`, so replacing the file at its path (a command writing the directory it
+    /// lies in) changes nothing.
     ///
     /// # Errors
     /// When the path of the running program cannot be read.
     pub fn current_exe() -> std::io::Result<Self> {
-        std::env::current_exe().map(Self::new)
+        Ok(Self {
+            program: std::env::current_exe()?,
+            exec: PathBuf::from("/proc/self/exe"),
+        })
     }
 
-    /// The program's path.
+    /// The program's path (for messages).
     pub fn program(&self) -> &Path {
         &self.program
+    }
+
+    /// What is executed.
+    pub(crate) fn exec(&self) -> &Path {
+        &self.exec
+    }
+
+    /// Whether the file executed can be replaced by a command that writes `writable`.
+    pub(crate) fn replaceable_through(&self, writable: &[PathBuf]) -> bool {
+        if self.exec == Path::new("/proc/self/exe") {
+            return false;
+        }
+        let real = self
+            .program
+            .canonicalize()
+            .unwrap_or_else(|_| self.program.clone());
+        writable.iter().any(|w| real.starts_with(w))
     }
 
     /// Makes `launcher` the one [`Launcher::find`] returns first (after the environment

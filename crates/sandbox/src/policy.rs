@@ -11,6 +11,18 @@ use serde::{Deserialize, Serialize};
 /// is not hidden (there is nothing to mount over).
 pub const HOME_SECRETS: &[&str] = &[
     ".ssh",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".config/anthropic",
+    ".config/openai",
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".sqlite_history",
     ".gnupg",
     ".aws",
     ".azure",
@@ -37,7 +49,21 @@ pub const HOME_SECRETS: &[&str] = &[
 
 /// System files that hold credentials: hidden from every sandboxed command (a process mapped
 /// to root could otherwise read them).
-pub const SYSTEM_SECRETS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers"];
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/var/backups/shadow.bak",
+    "/var/backups/gshadow.bak",
+];
+
+/// Where the view empties or replaces what is there: a readable path under one of them would
+/// bring the host's sockets and devices back, so it is not bound.
+const REPLACED: &[&str] = &["/run", "/var/run", "/dev", "/proc"];
 
 /// Default size of a sandbox's private `/tmp`, in bytes (512 MiB).
 pub const DEFAULT_TMP_BYTES: u64 = 512 * 1024 * 1024;
@@ -73,6 +99,19 @@ pub struct Policy {
     pub network: Network,
     /// Size cap of the private `/tmp`, in bytes.
     pub tmp_bytes: u64,
+    /// What each resolved path was when it was resolved (device and inode): the launcher
+    /// refuses to build a sandbox where one of them now names another file (a command renamed
+    /// a parent directory or swapped in a symlink).
+    #[serde(default)]
+    pub(crate) pins: Vec<Pin>,
+}
+
+/// A path and the file it named when the policy was resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) struct Pin {
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
 }
 
 impl Policy {
@@ -85,6 +124,7 @@ impl Policy {
             hidden: default_hidden(),
             network,
             tmp_bytes: DEFAULT_TMP_BYTES,
+            pins: Vec::new(),
         }
     }
 
@@ -110,9 +150,10 @@ impl Policy {
     }
 
     /// The policy the launcher applies: writable paths canonical (created as directories when
-    /// missing), hidden paths canonical and only those that exist, both sorted and without
-    /// duplicates. A hidden path that is also writable, or lies under a writable one, stays
-    /// hidden.
+    /// missing), readable and hidden paths canonical and only those that exist (readable ones
+    /// under `/run`, `/dev` or `/proc` dropped), all sorted and without duplicates, and every
+    /// one pinned to the file it names now. A hidden path that is also writable, or lies under
+    /// a writable one, stays hidden.
     ///
     /// # Errors
     /// A relative path, or a writable path that cannot be created or resolved.
@@ -128,18 +169,44 @@ impl Policy {
         // A missing secret has nothing to hide; a symlink hides what it points to.
         let mut hidden = existing(&self.hidden)?;
         let mut readable = existing(&self.readable)?;
+        readable.retain(|p| !REPLACED.iter().any(|r| p.starts_with(r)));
         for list in [&mut writable, &mut readable, &mut hidden] {
             list.sort();
             list.dedup();
         }
+        let pins = writable
+            .iter()
+            .chain(&readable)
+            .chain(&hidden)
+            .map(|path| pin(path))
+            .collect::<std::io::Result<_>>()?;
         Ok(Policy {
             writable,
             readable,
             hidden,
             network: self.network,
             tmp_bytes: self.tmp_bytes,
+            pins,
         })
     }
+
+    /// The device and inode `path` was pinned to, if it was.
+    pub(crate) fn pinned(&self, path: &Path) -> Option<(u64, u64)> {
+        self.pins
+            .iter()
+            .find(|p| p.path == path)
+            .map(|p| (p.dev, p.ino))
+    }
+}
+
+fn pin(path: &Path) -> std::io::Result<Pin> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path)?;
+    Ok(Pin {
+        path: path.to_owned(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    })
 }
 
 /// The canonical forms of the paths that exist.
@@ -201,6 +268,7 @@ mod tests {
             hidden: vec![dir.path().join("missing"), dir.path().to_owned()],
             network: Network::Off,
             tmp_bytes: 1,
+            pins: Vec::new(),
         }
         .resolve()
         .unwrap();
@@ -208,6 +276,18 @@ mod tests {
         assert_eq!(policy.writable, [wanted.canonicalize().unwrap()]);
         assert_eq!(policy.hidden, [dir.path().canonicalize().unwrap()]);
         assert!(policy.readable.is_empty());
+    }
+
+    #[test]
+    fn readable_paths_where_the_view_replaces_the_tree_are_dropped() {
+        let policy = Policy::new(Network::Off)
+            .readable("/run")
+            .readable("/dev/shm")
+            .readable("/usr")
+            .resolve()
+            .unwrap();
+        assert_eq!(policy.readable, [PathBuf::from("/usr")]);
+        assert!(policy.pinned(Path::new("/usr")).is_some());
     }
 
     #[test]
@@ -221,6 +301,8 @@ mod tests {
         let hidden = default_hidden();
         assert!(hidden.contains(&PathBuf::from("/root/.ssh")));
         assert!(hidden.contains(&PathBuf::from("/etc/shadow")));
+        assert!(hidden.contains(&PathBuf::from("/etc/shadow-")));
+        assert!(hidden.contains(&PathBuf::from("/root/.claude/.credentials.json")));
         if let Some(home) = std::env::var_os("HOME") {
             assert!(hidden.contains(&PathBuf::from(home).join(".aws")));
         }

@@ -16,7 +16,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::harden;
-use super::outer::{DEVPTS_ENV, Failure, POLICY_ENV, control_socket, report};
+use super::outer::{DEVPTS_ENV, Failure, POLICY_ENV, close_inherited, control_socket, report};
 use crate::fdpass::{REQUEST_FDS, read_frame, recv_fds, write_frame};
 use crate::policy::Policy;
 use crate::wire::{Done, Request, Setup};
@@ -31,6 +31,7 @@ const PROC_READ_ONLY: &[&str] = &[
 ];
 
 pub(super) fn main() -> ExitCode {
+    close_inherited();
     let Some(control) = control_socket() else {
         return ExitCode::from(2);
     };

@@ -52,18 +52,20 @@ struct Source {
 
 /// Builds the view for `policy` (already [resolved](Policy::resolve)).
 pub(super) fn build(policy: &Policy) -> Result<Built> {
+    // Private, not slave: a mount the host makes later (a home, removable media) must not
+    // appear inside, writable and over the stand-ins.
     mount(
         None::<&str>,
         "/",
         None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_SLAVE,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
-    .map_err(|e| fail("making / a slave mount", e))?;
+    .map_err(|e| fail("making / a private mount", e))?;
     let open_all = |paths: &[PathBuf]| {
         paths
             .iter()
-            .map(|p| open_source(p))
+            .map(|p| open_pinned(p, policy))
             .collect::<Result<Vec<_>>>()
     };
     let writable = open_all(&policy.writable)?;
@@ -88,11 +90,35 @@ pub(super) fn build(policy: &Policy) -> Result<Built> {
         bind_onto(source, &source.path)?;
     }
     for path in &policy.hidden {
-        staging.hide(path)?;
+        staging.hide(path, policy)?;
     }
     drop(staging);
     read_only(&writable)?;
     Ok(built)
+}
+
+/// Opens `path` and checks it is still the file the policy pinned (a command may have renamed
+/// a parent directory or swapped in a symlink since).
+fn open_pinned(path: &Path, policy: &Policy) -> Result<Source> {
+    let source = open_source(path)?;
+    check_pin(path, &source.fd, policy)?;
+    Ok(source)
+}
+
+fn check_pin(path: &Path, fd: &OwnedFd, policy: &Policy) -> Result<()> {
+    let Some((dev, ino)) = policy.pinned(path) else {
+        return Ok(());
+    };
+    let stat = fstat(fd).map_err(|e| fail(format!("inspecting {}", path.display()), e))?;
+    if (stat.st_dev, stat.st_ino) == (dev, ino) {
+        Ok(())
+    } else {
+        Err(fail(
+            path.display(),
+            "no longer names the file it named when the sandbox was first built (renamed or \
+             replaced); refusing to build a sandbox around it",
+        ))
+    }
 }
 
 fn open_source(path: &Path) -> Result<Source> {
@@ -212,11 +238,26 @@ impl Staging {
     }
 
     /// Covers `path` with an empty, unreadable directory or file (read-only later).
-    fn hide(&self, path: &Path) -> Result<()> {
-        let Ok(meta) = fs::symlink_metadata(path) else {
-            // Not in the view (e.g. under the private /tmp): nothing to hide.
-            return Ok(());
+    fn hide(&self, path: &Path, policy: &Policy) -> Result<()> {
+        let meta = match fs::symlink_metadata(path) {
+            Ok(meta) => meta,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && policy.pinned(path).is_some()
+                    && in_view(path, policy) =>
+            {
+                // It existed when the policy was resolved: it was moved, maybe by a command.
+                return Err(fail(
+                    path.display(),
+                    "was hidden, and is gone or moved; refusing",
+                ));
+            }
+            // Not in the view (under the private /tmp), or out of this user's reach anyway.
+            Err(_) => return Ok(()),
         };
+        if let Ok(fd) = nix::fcntl::open(path, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()) {
+            check_pin(path, &fd, policy)?;
+        }
         let stand_in = if meta.is_dir() {
             &self.empty_dir
         } else {
@@ -281,6 +322,17 @@ impl Drop for Staging {
         // What was bound from here stays bound; the names go.
         let _ = fs::remove_dir_all(&self.root);
     }
+}
+
+/// Whether `path` is in the view at its outside name: everywhere but the private `/tmp`,
+/// unless a writable or readable path brings it in.
+fn in_view(path: &Path, policy: &Policy) -> bool {
+    !path.starts_with("/tmp")
+        || policy
+            .writable
+            .iter()
+            .chain(&policy.readable)
+            .any(|bound| path.starts_with(bound))
 }
 
 /// Remounts every mount read-only but the writable ones, the private `/tmp` and `/dev/shm`.

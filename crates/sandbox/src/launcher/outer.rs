@@ -55,7 +55,25 @@ pub(super) fn control_socket() -> Option<UnixStream> {
         .map(UnixStream::from)
 }
 
+/// Closes every descriptor above the standard three that this process inherited: whatever the
+/// runtime's own parent left open (a log file, a directory, a socket) must not reach a command.
+pub(super) fn close_inherited() {
+    let open: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+            .collect(),
+        // Without /proc, the common range.
+        Err(_) => (3..1024).collect(),
+    };
+    for fd in open.into_iter().filter(|fd| *fd > 2) {
+        // EBADF (the directory listing's own descriptor, already closed) is expected.
+        let _ = nix::unistd::close(fd);
+    }
+}
+
 pub(super) fn main() -> ExitCode {
+    close_inherited();
     let Some(control) = control_socket() else {
         return ExitCode::from(2);
     };

@@ -5,6 +5,7 @@
 
 mod containment;
 mod processes;
+mod regressions;
 mod unprivileged;
 
 use std::path::{Path, PathBuf};
