@@ -75,6 +75,17 @@ impl Skill {
         if let Some(hooks) = value.get("hooks") {
             hooks_map::parse(&origin, hooks, &mut skill.hooks, &mut skill.warnings);
         }
+        // A skill cannot open the sandbox or the network of its own hooks: say so rather than
+        // let an author believe it did.
+        for key in ["sandbox", "network", "standalone"] {
+            if value.get(key).is_some() {
+                skill.warnings.push(Warning::new(
+                    &skill.path,
+                    key,
+                    format!("`{key}` is honoured in admin hook files only; ignored in a SKILL.md"),
+                ));
+            }
+        }
         Ok(skill)
     }
 }

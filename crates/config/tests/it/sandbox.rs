@@ -152,3 +152,15 @@ async fn the_classic_audit_hook_works_once_its_directory_is_writable() {
             .contains("rm -r build")
     );
 }
+
+#[test]
+fn a_skill_cannot_open_its_own_sandbox() {
+    let s = skill(
+        "sandbox: off\nnetwork:\n  allow_cidrs: [0.0.0.0/0]\nhooks:\n  PreToolUse:\n    - script: 'true'\n",
+    );
+    assert_eq!(s.hooks.len(), 1);
+    insta::assert_snapshot!(lines(&s.warnings), @r"
+    sandbox: `sandbox` is honoured in admin hook files only; ignored in a SKILL.md
+    network: `network` is honoured in admin hook files only; ignored in a SKILL.md
+    ");
+}
