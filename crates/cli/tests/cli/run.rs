@@ -688,3 +688,61 @@ fn a_run_trace_replays_against_an_agent_files_whole_policy() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown).contains("deploi"), "{}", text(&unknown));
 }
+
+#[test]
+fn regression_the_file_tools_used_a_hard_link_to_a_file_outside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let secret = dir.path().join("id_rsa");
+    std::fs::write(&secret, "CANARY-HARDLINK-SECRET").unwrap();
+    std::fs::hard_link(&secret, ws.join("key")).unwrap();
+    std::fs::write(
+        dir.path().join("script.jsonl"),
+        r#"{"role":"assistant","content":null,"tool_calls":[{"id":"w1","type":"function","function":{"name":"write_file","arguments":{"path":"key","content":"pwned"}}},{"id":"r1","type":"function","function":{"name":"read_file","arguments":{"path":"key"}}}]}
+{"role":"assistant","content":"ok"}"#,
+    )
+    .unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: files\nmodel: scripted:script.jsonl\ntools: [write_file, read_file]\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent.display().to_string(),
+            "--workspace",
+            &ws.display().to_string(),
+            "--trace",
+            &trace.display().to_string(),
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = read_trace(&trace);
+    for call in ["w1", "r1"] {
+        let observation = by_call(&lines, "observation", call).unwrap();
+        assert_eq!(observation["status"], "failed", "{observation}");
+        assert!(
+            observation["content"]
+                .as_str()
+                .unwrap()
+                .contains("hard links"),
+            "{observation}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "CANARY-HARDLINK-SECRET"
+    );
+    assert!(!text(&output).contains("CANARY-HARDLINK-SECRET"));
+    assert!(
+        !std::fs::read_to_string(&trace)
+            .unwrap()
+            .contains("CANARY-HARDLINK-SECRET")
+    );
+}
