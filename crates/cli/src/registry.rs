@@ -13,6 +13,7 @@ use clap::Args;
 use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
+use tollgate_handlers::text::escape_controls;
 
 /// The hook sources of a run, as command-line flags.
 #[derive(Debug, Args)]
@@ -93,7 +94,7 @@ pub fn build_registry(sources: &HookSources) -> Result<Registry, String> {
     let assembled = assembler.finish();
     warnings.extend(assembled.warnings);
     for warning in &warnings {
-        eprintln!("warning: {warning}");
+        warn(warning);
     }
     assembled.builder.build().map_err(|e| e.to_string())
 }
@@ -122,8 +123,15 @@ pub fn init_logging() {
         .try_init();
 }
 
-/// Prints `error: MESSAGE` to stderr and returns exit status `code`.
+/// Prints `error: MESSAGE` to stderr, control characters escaped (paths, names and reasons come
+/// from files and hooks), and returns exit status `code`.
 pub fn fail(code: u8, message: &str) -> std::process::ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", escape_controls(message));
     std::process::ExitCode::from(code)
+}
+
+/// Prints `warning: WARNING` to stderr, control characters escaped: a file or hook must not
+/// be able to rewrite the terminal.
+pub fn warn(warning: impl std::fmt::Display) {
+    eprintln!("warning: {}", escape_controls(&warning.to_string()));
 }

@@ -176,3 +176,49 @@ fn check_shows_each_command_hooks_sandbox_as_admin_files_set_it() {
         "{json:#}"
     );
 }
+
+/// Raw terminal controls: ESC, BEL, CSI (C1), DEL, backspace, carriage return, a bidi override.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| {
+            matches!(
+                c,
+                '\u{1b}' | '\u{7}' | '\u{8}' | '\u{d}' | '\u{7f}' | '\u{9b}' | '\u{202e}'
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn regression_a_skill_could_rewrite_the_terminal_through_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("SKILL.md");
+    std::fs::write(
+        &skill,
+        "---\nname: \"ev\\e]0;pwned\\ail\\x9b2J\"\nhooks:\n  PreToolUse:\n    - tools: [\"bash_\\e]2;*\"]\n      script: \"echo '\\e[31mred\\b\\r\\x7f\\u202e' >&2; exit 2\"\n  \"On\\e[2JTool\\u202e\": []\n---\n",
+    )
+    .unwrap();
+    let skill = skill.display().to_string();
+    let (code, text) = check(&[&skill]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(raw_controls(&text), [] as [char; 0], "{text:?}");
+    assert!(
+        text.contains("skill:ev\\u{1b}]0;pwned\\u{7}il\\u{9b}2J/PreToolUse[0]"),
+        "{text}"
+    );
+    assert!(text.contains("On\\u{1b}[2JTool\\u{202e}"), "{text}");
+    let (code, out) = check(&["--json", &skill]);
+    assert_eq!(code, 0);
+    assert_eq!(raw_controls(&out), [] as [char; 0], "{out:?}");
+    // Still JSON, with the file's values.
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let hook = &json["files"][0]["hooks"][0];
+    assert_eq!(
+        hook["name"],
+        "skill:ev\u{1b}]0;pwned\u{7}il\u{9b}2J/PreToolUse[0]"
+    );
+    assert_eq!(
+        hook["command"],
+        "echo '\u{1b}[31mred\u{8}\r\u{7f}\u{202e}' >&2; exit 2"
+    );
+}
