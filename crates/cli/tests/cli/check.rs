@@ -222,3 +222,47 @@ fn regression_a_skill_could_rewrite_the_terminal_through_check() {
         "echo '\u{1b}[31mred\u{8}\r\u{7f}\u{202e}' >&2; exit 2"
     );
 }
+
+/// Secret files a config path could reach, each holding `CANARY`: a private key, shadow lines
+/// (which read as YAML keys), INI credentials, a YAML mapping of secrets, a JSON key file.
+pub const SECRETS: [&str; 6] = [
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
+    "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+    "[default]\naws_secret_access_key = CANARY\n",
+    "token: CANARY\nuser: CANARY\n",
+    "---\ntoken: CANARY\n---\nCANARY\n",
+    "{\"private_key\": \"CANARY\", \"model_config_json\": \"CANARY\"}\n",
+];
+
+#[test]
+fn regression_a_config_symlink_to_a_secret_file_echoed_its_lines() {
+    for secret in SECRETS {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("id_rsa");
+        std::fs::write(&target, secret).unwrap();
+        std::fs::create_dir(dir.path().join("skill")).unwrap();
+        let links = ["hooks.yaml", "skill/SKILL.md", "agent.json", "admin.yaml"].map(|name| {
+            let link = dir.path().join(name);
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            link.display().to_string()
+        });
+        for json in [false, true] {
+            let mut args = vec![
+                "check", "--admin", &links[3], &links[0], &links[1], &links[2],
+            ];
+            if json {
+                args.insert(1, "--json");
+            }
+            let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let shown = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(!shown.contains("CANARY"), "{secret:?}:\n{shown}");
+        }
+    }
+}

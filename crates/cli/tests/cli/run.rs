@@ -746,3 +746,44 @@ fn regression_the_file_tools_used_a_hard_link_to_a_file_outside_the_workspace() 
             .contains("CANARY-HARDLINK-SECRET")
     );
 }
+
+#[test]
+fn regression_an_agents_hook_file_symlinked_to_a_secret_echoed_its_lines() {
+    let secrets = [
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
+        "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+        "token: CANARY\n",
+    ];
+    for secret in secrets {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("shadow");
+        std::fs::write(&target, secret).unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("hooks.yaml")).unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("linked-agent.yaml")).unwrap();
+        let agent = small_agent(dir.path(), "hooks: [hooks.yaml]\n", "");
+        let ws = dir.path().join("ws").display().to_string();
+        let linked = dir.path().join("linked-agent.yaml").display().to_string();
+        for agent in [&agent, &linked] {
+            let output = tollgate_run(&["--agent", agent, "--workspace", &ws, "go"], &[]);
+            assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+            assert!(
+                !text(&output).contains("CANARY"),
+                "{secret:?}: {}",
+                text(&output)
+            );
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(["dispatch", "--hooks"])
+            .arg(dir.path().join("hooks.yaml"))
+            .args(["--event", "PreToolUse", "--payload"])
+            .arg(r#"{"tool_name":"read_file","tool_input":{"path":"a"}}"#)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+        assert!(
+            !text(&output).contains("CANARY"),
+            "{secret:?}: {}",
+            text(&output)
+        );
+    }
+}
