@@ -787,3 +787,62 @@ fn regression_an_agents_hook_file_symlinked_to_a_secret_echoed_its_lines() {
         );
     }
 }
+
+#[test]
+fn regression_a_900_mb_sql_cell_reached_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seed.sql"), "CREATE TABLE t (x TEXT);").unwrap();
+    let call = serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "q1", "type": "function", "function": {"name": "sql_query", "arguments": {"sql":
+            "SELECT printf('%.*c', 900000000, 'x') AS huge, printf('%.*c', 100000, 'y') AS big"}}},
+        {"id": "q2", "type": "function", "function": {"name": "sql_query", "arguments": {"sql":
+            "SELECT replace(printf('%.*c', 4000000, 'x'), 'x', 'xx')"}}}
+    ]});
+    std::fs::write(
+        dir.path().join("script.jsonl"),
+        format!("{call}\n{{\"role\":\"assistant\",\"content\":\"ok\"}}\n"),
+    )
+    .unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: sql\nmodel: scripted:script.jsonl\ntools: [sql_query]\ndatabase: t.db\nseed: seed.sql\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent.display().to_string(),
+            "--workspace",
+            &dir.path().join("ws").display().to_string(),
+            "--trace",
+            &trace.display().to_string(),
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = read_trace(&trace);
+    let q1 = by_call(&lines, "observation", "q1").unwrap();
+    assert_eq!(q1["status"], "ok", "{q1}");
+    let result: Value = serde_json::from_str(q1["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["rows"][0]["huge"], Value::Null);
+    assert!(
+        result["rows"][0]["big"]
+            .as_str()
+            .unwrap()
+            .ends_with("… [95904 more bytes]"),
+        "{result}"
+    );
+    assert_eq!(result["truncated"], true);
+    let q2 = by_call(&lines, "observation", "q2").unwrap();
+    assert_eq!(q2["status"], "failed", "{q2}");
+    assert!(
+        q2["content"]
+            .as_str()
+            .unwrap()
+            .contains("string or blob too big")
+    );
+    assert!(std::fs::metadata(&trace).unwrap().len() < 64 * 1024);
+}
