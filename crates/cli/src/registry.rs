@@ -109,7 +109,9 @@ fn load_all<T, E: std::fmt::Display>(
         .collect()
 }
 
-/// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level.
+/// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level. Log
+/// lines name hooks after their files and skills, so they are escaped like everything else the
+/// CLI prints ([`TerminalSafe`]).
 pub fn init_logging() {
     let level = std::env::var("RUST_LOG")
         .ok()
@@ -117,10 +119,28 @@ pub fn init_logging() {
         .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
     // Only fails when a subscriber is already set.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| TerminalSafe(std::io::stderr()))
         .with_max_level(level)
         .with_target(false)
         .try_init();
+}
+
+/// A writer that escapes control characters, line separators and bidirectional controls in
+/// what it is given, keeping its newlines. The log formatter writes each event whole, with no
+/// colours of its own (its `ansi` feature is off), so nothing it means is lost.
+pub struct TerminalSafe<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let escaped: Vec<String> = text.split('\n').map(escape_controls).collect();
+        self.0.write_all(escaped.join("\n").as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Prints `error: MESSAGE` to stderr, control characters escaped (paths, names and reasons come
@@ -134,4 +154,24 @@ pub fn fail(code: u8, message: &str) -> std::process::ExitCode {
 /// be able to rewrite the terminal.
 pub fn warn(warning: impl std::fmt::Display) {
     eprintln!("warning: {}", escape_controls(&warning.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn log_lines_keep_their_newlines_and_lose_their_controls() {
+        let mut out = TerminalSafe(Vec::new());
+        out.write_all("WARN hook=w\u{1b}[31m\u{9b}x error=a\u{202e}\n".as_bytes())
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "WARN hook=w\\u{1b}[31m\\u{9b}x error=a\\u{202e}\n"
+        );
+    }
 }

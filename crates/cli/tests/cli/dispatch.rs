@@ -356,8 +356,15 @@ fn regression_a_hook_could_rewrite_the_terminal_through_dispatch() {
         "hooks.yaml",
         "hooks:\n  PreToolUse:\n    - script: 'echo ''{\"decision\":\"deny\",\"reason\":\"a\\u009b2J\\u202eb\\u001b]0;x\\u0007c\\u007f\"}'''\n      failure_mode: fail_closed\n  \"Pre\\e[2JToolUse\\x9b\": []\n",
     );
+    // A failing hook whose name (from its file name) holds controls: the WARN log line names it.
+    let failing = write(
+        dir.path(),
+        "fail\u{1b}[31m\u{9b}.yaml",
+        "hooks:\n  PreToolUse:\n    - script: exit 1\n",
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args(["dispatch", "--hooks", &hooks, "--event", "PreToolUse"])
+        .args(["dispatch", "--hooks", &failing, "--hooks", &hooks])
+        .args(["--event", "PreToolUse"])
         .args(["--payload", &bash("ls")])
         .stdin(Stdio::null())
         .output()
@@ -375,6 +382,8 @@ fn regression_a_hook_could_rewrite_the_terminal_through_dispatch() {
             "{shown:?}"
         );
     }
+    assert!(stderr.contains("hook failed"), "{stderr}");
+    assert!(stderr.contains("fail\\u{1b}[31m\\u{9b}.yaml"), "{stderr}");
     // The warning about the bad event name is shown, escaped.
     assert!(stderr.contains("Pre\\u{1b}[2JToolUse\\u{9b}"), "{stderr}");
     // The JSON line keeps the hook's reason exactly.
