@@ -16,9 +16,9 @@
 //! - a deadline: the progress handler interrupts a statement past the agent's
 //!   `bash_timeout_seconds`.
 //!
-//! What the model sees of a query is capped while its rows are read ([`rows`]): each text value
-//! at [`MAX_CELL_BYTES`], at most [`MAX_ROWS`] rows and [`MAX_RESULT_BYTES`] of them, with
-//! `truncated` and a `cut` text saying what was left out.
+//! What the model sees of a query is capped while its rows are read (`sql/rows.rs`): each text
+//! value at [`MAX_CELL_BYTES`], at most [`MAX_ROWS`] rows and [`MAX_RESULT_BYTES`] of them,
+//! with `truncated` and a `cut` text saying what was left out.
 
 use std::time::{Duration, Instant};
 
