@@ -125,9 +125,10 @@ fn sql_error(e: &rusqlite::Error, env: &ToolEnv) -> ToolError {
             env.tool_timeout.as_secs()
         )),
         Some(ErrorCode::TooBig) => ToolError::new(format!(
-            "SQL error: a value or the SQL text would be larger than {} MiB, the most the SQL \
-             tools build, read or accept (string or blob too big)",
-            MAX_VALUE_BYTES / (1024 * 1024)
+            "SQL error: a string or blob over {} MiB (the most the SQL tools build or read) or \
+             SQL text over {} MiB (string or blob too big)",
+            MAX_VALUE_BYTES / (1024 * 1024),
+            MAX_SQL_BYTES / (1024 * 1024)
         )),
         _ => ToolError::new(format!("SQL error: {e}")),
     }
