@@ -237,7 +237,11 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
         writeln!(out, "    command: {command}  [analyzer: {verdict}]")?;
     }
     if let Some(sandbox) = &h.sandbox {
-        writeln!(out, "    sandbox: {}", sandbox_text(sandbox))?;
+        writeln!(
+            out,
+            "    sandbox: {}",
+            escape_controls(&sandbox_text(sandbox))
+        )?;
     }
     Ok(())
 }

@@ -58,9 +58,9 @@ impl HookFile {
     /// # Errors
     /// [`ConfigError::Yaml`] for invalid YAML (duplicate keys and alias bombs included);
     /// [`ConfigError::Invalid`] when the top level is not a mapping, or is a mapping without any
-    /// key a hook file has (`hooks`, `network`, `standalone`): such a file is not a hook file,
-    /// and none of its keys is shown (it may be any file the path reaches, `/etc/shadow` lines
-    /// read as YAML keys).
+    /// key a hook file has (`hooks`, `network`, `standalone`, `sandbox`): such a file is not a
+    /// hook file, and none of its keys is shown (it may be any file the path reaches,
+    /// `/etc/shadow` lines read as YAML keys).
     pub fn parse(path: &Path, text: &str, trust: Trust) -> Result<Self> {
         let file = path.display().to_string();
         let value = yaml::parse(text).map_err(|message| ConfigError::Yaml {
@@ -85,8 +85,8 @@ impl HookFile {
                 entry: "(top level)".into(),
                 message: format!(
                     "not a hook file: none of its {} top-level keys is one of `hooks`, \
-                     `network`, `standalone` (the keys are not shown: the file may be \
-                     anything)",
+                     `network`, `standalone`, `sandbox` (the keys are not shown: the file may \
+                     be anything)",
                     map.len()
                 ),
             });
@@ -184,7 +184,7 @@ impl HookFile {
 }
 
 /// The keys a hook file may have at its top level.
-const TOP_LEVEL: [&str; 3] = ["hooks", "network", "standalone"];
+const TOP_LEVEL: [&str; 4] = ["hooks", "network", "standalone", "sandbox"];
 
 fn file_stem(path: &str) -> String {
     Path::new(path)

@@ -126,4 +126,5 @@ fn a_mapping_without_a_hook_file_key_is_not_a_hook_file() {
     let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nhookz: 1\n", Trust::User).unwrap();
     assert_eq!(file.warnings[0].message, "unknown key `hookz`; ignored");
     assert!(HookFile::parse(Path::new("h.yaml"), "{}", Trust::User).is_ok());
+    assert!(HookFile::parse(Path::new("a.yaml"), "sandbox: off\n", Trust::Admin).is_ok());
 }
