@@ -12,6 +12,11 @@
 //! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?}],
 //! "warnings":[{"entry","message"}],"errors":[…]}]}`. Exit status: 0 when every file parsed
 //! (warnings allowed), 1 otherwise.
+//!
+//! Everything printed comes from files (paths, names, commands, warnings), so control
+//! characters, line separators and bidirectional controls are escaped: in text as `\u{1b}`,
+//! in JSON as `\u001b` (still valid JSON, with the same values). What errors and warnings may
+//! quote from a file at all is decided where they are made (`docs/config.md`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,6 +30,7 @@ use tollgate_config::{
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
+use tollgate_handlers::text::{escape_controls, escape_controls_json};
 use tollgate_protocol::HookSource;
 
 /// Arguments of `tollgate check`.
@@ -94,7 +100,8 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
     let ok = files.iter().all(|f| f.errors.is_empty());
     let report = Report { files };
     if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        let json = serde_json::to_string_pretty(&report)?;
+        writeln!(out, "{}", escape_controls_json(&json))?;
     } else {
         print_text(&report, out)?;
     }
@@ -190,9 +197,9 @@ fn with_verdict(hook: ResolvedHook) -> HookReport {
 
 fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
     for file in &report.files {
-        writeln!(out, "{}", file.path)?;
+        writeln!(out, "{}", escape_controls(&file.path))?;
         for error in &file.errors {
-            writeln!(out, "  error: {error}")?;
+            writeln!(out, "  error: {}", escape_controls(error))?;
         }
         if file.errors.is_empty() && file.hooks.is_empty() {
             writeln!(out, "  no hooks")?;
@@ -201,7 +208,8 @@ fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
             print_hook(h, out)?;
         }
         for w in &file.warnings {
-            writeln!(out, "  warning: {}: {}", w.entry, w.message)?;
+            let warning = format!("{}: {}", w.entry, w.message);
+            writeln!(out, "  warning: {}", escape_controls(&warning))?;
         }
     }
     Ok(())
@@ -210,14 +218,10 @@ fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
 fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
     let h = &report.hook;
     let tools = h.tools.as_ref().map_or("*".to_owned(), |t| t.join(", "));
-    writeln!(
-        out,
-        "  {} {} ({}, source {})",
-        h.event, h.name, h.kind, h.source
-    )?;
-    writeln!(
-        out,
-        "    tools: {tools}; priority {}; timeout {} s; {}{}",
+    let line = format!("{} {} ({}, source {})", h.event, h.name, h.kind, h.source);
+    writeln!(out, "  {}", escape_controls(&line))?;
+    let settings = format!(
+        "tools: {tools}; priority {}; timeout {} s; {}{}",
         h.priority,
         h.timeout_sec,
         h.failure_mode,
@@ -226,12 +230,18 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
         } else {
             ""
         }
-    )?;
+    );
+    writeln!(out, "    {}", escape_controls(&settings))?;
     if let (Some(command), Some(verdict)) = (&h.command, report.verdict) {
+        let command = escape_controls(command);
         writeln!(out, "    command: {command}  [analyzer: {verdict}]")?;
     }
     if let Some(sandbox) = &h.sandbox {
-        writeln!(out, "    sandbox: {}", sandbox_text(sandbox))?;
+        writeln!(
+            out,
+            "    sandbox: {}",
+            escape_controls(&sandbox_text(sandbox))
+        )?;
     }
     Ok(())
 }

@@ -5,7 +5,9 @@
 //! files (source `admin_config`; their `network.allow_cidrs` and `standalone` are the policy of
 //! every file), the `--agent` config's class hooks (`agent_config`), `--hooks` files
 //! (`user_config`), then the `--skill` files, which count as selected by the user (`skill`).
-//! Load warnings go to stderr; hook failures are WARN logs on stderr (`RUST_LOG=info|debug|…`
+//! Everything printed is escaped: control characters, line separators and bidirectional
+//! controls in names, reasons and warnings never reach the terminal raw (the JSON keeps its
+//! values: they are `\uXXXX` escapes there). Load warnings go to stderr; hook failures are WARN logs on stderr (`RUST_LOG=info|debug|…`
 //! sets the level, default `warn`).
 //!
 //! `--payload` is a wire payload (`tollgate schema payload`) as JSON or `@FILE` (`@-`: stdin).
@@ -32,6 +34,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher, Registry};
+use tollgate_handlers::text::escape_controls_json;
 use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
 use tollgate_protocol::{Event, Payload};
 
@@ -90,7 +93,9 @@ async fn dispatch_all(
     let dispatcher = Dispatcher::new(registry).with_background(background.clone());
     for _ in 0..repeat {
         let outcome = dispatcher.dispatch(Arc::clone(&payload)).await;
-        writeln!(out, "{}", serde_json::to_string(&Report::new(&outcome))?)?;
+        // Reasons and hook errors are a hook's own text: valid JSON, but no raw terminal controls.
+        let json = serde_json::to_string(&Report::new(&outcome))?;
+        writeln!(out, "{}", escape_controls_json(&json))?;
         out.flush()?;
     }
     // Fire-and-forget hooks keep their deadline; let them finish before the process exits.

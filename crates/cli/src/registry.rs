@@ -13,6 +13,7 @@ use clap::Args;
 use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
+use tollgate_handlers::text::escape_controls;
 
 /// The hook sources of a run, as command-line flags.
 #[derive(Debug, Args)]
@@ -93,7 +94,7 @@ pub fn build_registry(sources: &HookSources) -> Result<Registry, String> {
     let assembled = assembler.finish();
     warnings.extend(assembled.warnings);
     for warning in &warnings {
-        eprintln!("warning: {warning}");
+        warn(warning);
     }
     assembled.builder.build().map_err(|e| e.to_string())
 }
@@ -108,7 +109,9 @@ fn load_all<T, E: std::fmt::Display>(
         .collect()
 }
 
-/// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level.
+/// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level. Log
+/// lines name hooks after their files and skills, so they are escaped like everything else the
+/// CLI prints ([`TerminalSafe`]).
 pub fn init_logging() {
     let level = std::env::var("RUST_LOG")
         .ok()
@@ -116,14 +119,59 @@ pub fn init_logging() {
         .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
     // Only fails when a subscriber is already set.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| TerminalSafe(std::io::stderr()))
         .with_max_level(level)
         .with_target(false)
         .try_init();
 }
 
-/// Prints `error: MESSAGE` to stderr and returns exit status `code`.
+/// A writer that escapes control characters, line separators and bidirectional controls in
+/// what it is given, keeping its newlines. The log formatter writes each event whole, with no
+/// colours of its own (its `ansi` feature is off), so nothing it means is lost.
+pub struct TerminalSafe<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let escaped: Vec<String> = text.split('\n').map(escape_controls).collect();
+        self.0.write_all(escaped.join("\n").as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Prints `error: MESSAGE` to stderr, control characters escaped (paths, names and reasons come
+/// from files and hooks), and returns exit status `code`.
 pub fn fail(code: u8, message: &str) -> std::process::ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", escape_controls(message));
     std::process::ExitCode::from(code)
+}
+
+/// Prints `warning: WARNING` to stderr, control characters escaped: a file or hook must not
+/// be able to rewrite the terminal.
+pub fn warn(warning: impl std::fmt::Display) {
+    eprintln!("warning: {}", escape_controls(&warning.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn log_lines_keep_their_newlines_and_lose_their_controls() {
+        let mut out = TerminalSafe(Vec::new());
+        out.write_all("WARN hook=w\u{1b}[31m\u{9b}x error=a\u{202e}\n".as_bytes())
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "WARN hook=w\\u{1b}[31m\\u{9b}x error=a\\u{202e}\n"
+        );
+    }
 }

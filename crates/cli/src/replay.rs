@@ -37,9 +37,10 @@ use clap::Args;
 use serde::Serialize;
 use tollgate_core::{Background, Dispatcher, Registry};
 use tollgate_handlers::ClassTable;
+use tollgate_handlers::text::escape_controls_json;
 use tollgate_runtime::{AgentDef, RuntimeGate, assemble};
 
-use crate::registry::{HookSources, build_registry, fail, init_logging};
+use crate::registry::{HookSources, build_registry, fail, init_logging, warn};
 use mapping::ToolNames;
 use payload::{Prepared, prepare};
 use report::{CallReport, Summary, print_table};
@@ -108,7 +109,7 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
     warnings.extend(transcript.notes.iter().cloned());
     warnings.sort_by_key(|w| w.line);
     for warning in &warnings {
-        eprintln!("warning: {source}: {warning}");
+        warn(format_args!("{source}: {warning}"));
     }
     if calls.is_empty() {
         let message = match skipped {
@@ -142,7 +143,8 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
             calls: &reports,
             summary: &summary,
         };
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)
+        let json = serde_json::to_string_pretty(&report)?;
+        writeln!(out, "{}", escape_controls_json(&json))
     } else {
         print_table(&reports, &summary, terminal_width(), out)
     };
@@ -191,12 +193,12 @@ fn agent_policy(
         .flat_map(|f| f.warnings.iter())
         .chain(&def.warnings);
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        warn(warning);
     }
     let classes = ClassTable::builtin();
     let assembly = assemble(&def, &args.use_skills, &classes, &admin).map_err(|e| (1, e))?;
     for warning in &assembly.warnings {
-        eprintln!("warning: {warning}");
+        warn(warning);
     }
     Ok((assembly.registry, assembly.gate))
 }

@@ -121,7 +121,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
     }
     for file in &admin {
         for warning in &file.warnings {
-            eprintln!("warning: {warning}");
+            crate::registry::warn(warning);
         }
     }
     let console = Arc::new(Console::new());

@@ -57,7 +57,10 @@ impl HookFile {
     ///
     /// # Errors
     /// [`ConfigError::Yaml`] for invalid YAML (duplicate keys and alias bombs included);
-    /// [`ConfigError::Invalid`] when the top level is not a mapping.
+    /// [`ConfigError::Invalid`] when the top level is not a mapping, or is a mapping without any
+    /// key a hook file has (`hooks`, `network`, `standalone`, `sandbox`): such a file is not a
+    /// hook file, and none of its keys is shown (it may be any file the path reaches,
+    /// `/etc/shadow` lines read as YAML keys).
     pub fn parse(path: &Path, text: &str, trust: Trust) -> Result<Self> {
         let file = path.display().to_string();
         let value = yaml::parse(text).map_err(|message| ConfigError::Yaml {
@@ -76,6 +79,18 @@ impl HookFile {
                 });
             }
         };
+        if !map.is_empty() && !map.keys().any(|k| TOP_LEVEL.contains(&k.as_str())) {
+            return Err(ConfigError::Invalid {
+                path: file,
+                entry: "(top level)".into(),
+                message: format!(
+                    "not a hook file: none of its {} top-level keys is one of `hooks`, \
+                     `network`, `standalone`, `sandbox` (the keys are not shown: the file may \
+                     be anything)",
+                    map.len()
+                ),
+            });
+        }
         let mut parsed = Self {
             path: file,
             trust,
@@ -167,6 +182,9 @@ impl HookFile {
         self.warnings.push(Warning::new(&self.path, entry, message));
     }
 }
+
+/// The keys a hook file may have at its top level.
+const TOP_LEVEL: [&str; 4] = ["hooks", "network", "standalone", "sandbox"];
 
 fn file_stem(path: &str) -> String {
     Path::new(path)

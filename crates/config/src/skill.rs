@@ -48,7 +48,8 @@ impl Skill {
             Some(Err(())) => return Err(ConfigError::UnclosedFrontmatter { path: file }),
             None => "",
         };
-        let value = yaml::parse(front).map_err(|message| ConfigError::Yaml {
+        // The frontmatter starts on line 2, after the opening `---`.
+        let value = yaml::parse_from_line(front, 2).map_err(|message| ConfigError::Yaml {
             path: file.clone(),
             message,
         })?;

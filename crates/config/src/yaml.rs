@@ -1,7 +1,17 @@
 //! YAML through serde-saphyr, with duplicate keys and alias bombs rejected.
+//!
+//! Errors never quote the document: a file given as config may be anything the path reaches
+//! (a symlink to `~/.ssh/id_rsa`, `/etc/shadow`), and serde-saphyr's own messages show the
+//! offending lines as a snippet and some name the key or value they choke on. An error here is
+//! `REASON at line L, column C`, where REASON is the parser's fixed description of the problem
+//! (`mapping values are not allowed in this context`, `duplicate mapping key`, an alias budget
+//! exceeded, …) or `invalid YAML` when the library's text could carry the document's.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 use serde_saphyr::options::DuplicateKeyPolicy;
+use serde_saphyr::{DefaultMessageFormatter, Error, MessageFormatter, SnippetMode};
 
 /// Most alias (`*ref`) uses in one document. Hook config needs few, if any.
 pub const MAX_ALIASES: usize = 64;
@@ -15,9 +25,18 @@ pub const MAX_EVENTS: usize = 200_000;
 /// An empty document is `null`.
 ///
 /// # Errors
-/// The parser's message for invalid YAML, a duplicate mapping key, more than one document, or
-/// a document over the alias or event budget.
+/// `REASON at line L, column C` for invalid YAML, a duplicate mapping key, more than one document,
+/// or a document over the alias or event budget; never a piece of `text` (see the module doc).
 pub fn parse(text: &str) -> Result<Value, String> {
+    parse_from_line(text, 1)
+}
+
+/// [`parse`] of YAML that starts on line `first_line` of its file (a SKILL.md frontmatter
+/// starts on line 2), so that error lines are the file's.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_from_line(text: &str, first_line: u64) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
@@ -37,10 +56,50 @@ pub fn parse(text: &str) -> Result<Value, String> {
         strict_booleans: true,
         // `.inf` / `.nan` reach the visitor as strings, so validation refuses just that entry.
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
+        with_snippet: false,
     };
     serde_saphyr::from_str_with_options::<Lenient>(text, options)
         .map(|lenient| lenient.0)
-        .map_err(|e| e.to_string())
+        .map_err(|e| content_free(&e, first_line.saturating_sub(1)))
+}
+
+/// The error as `REASON at line L, column C`, with nothing of the document in it.
+fn content_free(error: &Error, line_offset: u64) -> String {
+    let text = error.render_with_options(serde_saphyr::render_options! {
+        formatter: &ContentFree,
+        snippets: SnippetMode::Off,
+        line_offset: line_offset,
+    });
+    // Rendering neutralises control characters already; this also keeps the message one line.
+    tollgate_handlers::text::escape_controls(&text)
+}
+
+/// Lets through only the messages that are fixed texts: the parser's own descriptions and the
+/// variants that carry nothing but a location or a budget. Everything else (serde messages
+/// naming a value, duplicate keys with the key, unknown tags, …) becomes a fixed text too.
+struct ContentFree;
+
+impl MessageFormatter for ContentFree {
+    fn format_message<'a>(&self, err: &'a Error) -> Cow<'a, str> {
+        match err {
+            Error::ExternalMessage { .. }
+            | Error::Eof { .. }
+            | Error::Budget { .. }
+            | Error::UnknownAnchor { .. }
+            | Error::ContainerEndMismatch { .. }
+            | Error::UnexpectedSequenceEnd { .. }
+            | Error::UnexpectedMappingEnd { .. }
+            | Error::InvalidUtf8Input
+            | Error::AliasReplayLimitExceeded { .. }
+            | Error::AliasExpansionLimitExceeded { .. }
+            | Error::AliasReplayStackDepthExceeded { .. } => {
+                DefaultMessageFormatter.format_message(err)
+            }
+            Error::DuplicateMappingKey { .. } => Cow::Borrowed("duplicate mapping key"),
+            Error::MultipleDocuments { .. } => Cow::Borrowed("more than one YAML document"),
+            _ => Cow::Borrowed("invalid YAML"),
+        }
+    }
 }
 
 /// A JSON value read from YAML without failing on what YAML allows and JSON does not, so that

@@ -29,6 +29,30 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// Serialized JSON text with the characters [`escape_controls`] escapes written as JSON
+/// `\uXXXX` escapes, so that JSON printed on a terminal stays valid JSON and can neither move
+/// the cursor nor reorder what is shown. serde_json already escapes C0 controls inside strings;
+/// DEL, C1 controls, the line separators and the bidirectional controls it writes raw. Raw tab,
+/// newline and carriage return can only be JSON whitespace (pretty printing) and are kept; every
+/// other such character can only be inside a string, where its escape means the same character,
+/// so no value changes.
+pub fn escape_controls_json(json: &str) -> String {
+    let escaped = |c: char| needs_escape(c) && !matches!(c, '\t' | '\n' | '\r');
+    if !json.chars().any(escaped) {
+        return json.to_owned();
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if escaped(c) {
+            // Every character needs_escape accepts is in the Basic Multilingual Plane.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -113,5 +137,28 @@ mod tests {
         );
         assert!(!escaped.chars().any(needs_escape));
         assert_eq!(escape_controls("plain é ✓ text"), "plain é ✓ text");
+    }
+
+    #[test]
+    fn json_keeps_its_values_and_loses_its_raw_controls() {
+        let value = serde_json::json!({
+            "reason": "a\u{1b}]0;pwned\u{7}b\u{9b}2J\u{7f}\u{202e}x\u{2028}é ✓",
+            "n": 1
+        });
+        for json in [
+            serde_json::to_string(&value).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap(),
+        ] {
+            let shown = escape_controls_json(&json);
+            assert!(
+                !shown.chars().any(|c| needs_escape(c) && c != '\n'),
+                "{shown:?}"
+            );
+            assert!(shown.contains("\\u009b"), "{shown}");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+                value
+            );
+        }
     }
 }

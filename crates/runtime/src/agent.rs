@@ -196,6 +196,44 @@ pub struct AgentDef {
     pub sandbox: ShellSandbox,
 }
 
+/// An agent file is a mapping with a `name`. Anything else is refused without showing any of
+/// it: the path may reach any file (`~/.ssh/id_rsa`, `/etc/shadow`, whose lines read as YAML
+/// keys), and serde's errors would name its keys.
+fn recognised(value: &Value) -> Result<(), String> {
+    match value {
+        Value::Object(map) if map.contains_key("name") => Ok(()),
+        Value::Object(map) => Err(format!(
+            "not an agent file: no `name` among its {} top-level keys (the keys are not shown: \
+             the file may be anything)",
+            map.len()
+        )),
+        _ => Err("not an agent file: the top level is not a mapping".into()),
+    }
+}
+
+/// serde's message without the value it found: `invalid type: string "…", expected a
+/// sequence` becomes `invalid type: string, expected a sequence` (the value may be a secret
+/// the path reached); `unknown variant `…`` loses the variant the same way.
+fn without_values(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some(at) = rest.rfind(", expected ")
+        {
+            // `string "…"`, `integer `5``, `floating point `1.5``, or a bare `map`, `null`, …
+            let found = &rest[..at];
+            let value_at = [" \"", " `"].iter().filter_map(|q| found.find(q)).min();
+            let kind = value_at.map_or(found, |end| &found[..end]);
+            return format!("{prefix}{kind}{}", &rest[at..]);
+        }
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `")
+        && let Some(at) = rest.rfind(", expected ")
+    {
+        return format!("unknown variant{}", &rest[at..]);
+    }
+    message.to_owned()
+}
+
 impl AgentDef {
     /// Loads an agent file and the hook files and skills it names.
     ///
@@ -213,12 +251,14 @@ impl AgentDef {
         };
         // The YAML reader also reads JSON, and refuses duplicate keys in both.
         let value = tollgate_config::yaml::parse(&text).map_err(&invalid)?;
+        recognised(&value).map_err(&invalid)?;
         let wire: AgentFileWire = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
             let at = e.path().to_string();
+            let message = without_values(&e.inner().to_string());
             invalid(if at == "." {
-                e.inner().to_string()
+                message
             } else {
-                format!("{at}: {}", e.inner())
+                format!("{at}: {message}")
             })
         })?;
         // In an agent file `model_config_json` carries hooks only: a misspelt `hooks` key must
@@ -413,5 +453,58 @@ mod tests {
         assert_eq!(json.config.confirmation_tools, ["sql_*"]);
         let ok = load("name: a\nmodel: scripted:s.jsonl\nmodel_config_json: {hooks: {require_confirmation_for_all: true}}\n").unwrap();
         assert!(ok.config.require_confirmation_for_all);
+    }
+
+    #[test]
+    fn regression_agent_file_errors_quoted_a_file_that_is_not_an_agent_file() {
+        for text in [
+            "root:$y$j9T$CANARY:19000:0:99999:7:::\n",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn: CANARY\n  x: [\n",
+            "token: CANARY\n",
+            "- CANARY\n",
+            "name: a\ntools: CANARY\n",
+            "name: a\nmax_turns: CANARY\n",
+            "name: a\nmax_turns: 1.5e300\n",
+            "{\"name\": \"a\", \"hooks\": \"CANARY\"}",
+        ] {
+            let err = load(text).unwrap_err().to_string();
+            assert!(!err.contains("CANARY"), "{text:?}: {err}");
+        }
+        let err = load("token: CANARY\n").unwrap_err().to_string();
+        assert!(err.contains("not an agent file"), "{err}");
+        let err = load("name: a\ntools: CANARY\n").unwrap_err().to_string();
+        assert!(
+            err.contains("tools: invalid type: string, expected a sequence"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn serde_messages_keep_the_kind_and_lose_the_value() {
+        for (message, kept) in [
+            (
+                "invalid type: string \"s, expected x\", expected u32",
+                "invalid type: string, expected u32",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected u32",
+                "invalid type: floating point, expected u32",
+            ),
+            (
+                "invalid value: integer `-1`, expected u32",
+                "invalid value: integer, expected u32",
+            ),
+            (
+                "invalid type: map, expected a string",
+                "invalid type: map, expected a string",
+            ),
+            (
+                "unknown variant `secret`, expected `a` or `b`",
+                "unknown variant, expected `a` or `b`",
+            ),
+            ("missing field `name`", "missing field `name`"),
+        ] {
+            assert_eq!(without_values(message), kept);
+        }
     }
 }

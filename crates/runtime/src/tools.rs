@@ -3,7 +3,7 @@
 //! | name | arguments | result |
 //! |---|---|---|
 //! | `bash_code_execute_tool` | `{"command": string, "timeout_seconds"?: 1–600}` | `{"exit_code", "stdout", "stderr"}`; a non-zero exit is a failure |
-//! | `sql_query` | `{"sql": string}` (one statement; the database is opened read-only) | `{"columns", "rows", "truncated"}` |
+//! | `sql_query` | `{"sql": string}` (one statement; the database is opened read-only) | `{"columns", "rows", "truncated", "cut"?}`, capped while read (see [`sql`]) |
 //! | `sql_execute` | `{"sql": string}` (one or more statements) | `{"rows_affected"}` |
 //! | `read_file` | `{"path": string}` relative to the workspace | the text |
 //! | `write_file` | `{"path": string, "content": string}` | `{"path", "bytes"}` |

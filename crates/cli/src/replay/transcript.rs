@@ -8,8 +8,13 @@
 //!   `depth`.
 //!
 //! Every other entry is ignored. A line that is not JSON, not an object, longer than the line
-//! limit, or a tool call that does not have the fields above, is a [`LineWarning`] and is
-//! skipped; the lines around it are read as usual.
+//! limit, with more than [`MAX_LINE_VALUES`] JSON values, or a tool call that does not have the
+//! fields above, is a [`LineWarning`] and is skipped; the lines around it are read as usual.
+//!
+//! Memory is bounded per line: an overlong line is never held (only its first
+//! `max_line_bytes + 1` bytes are buffered, the rest is skipped as it streams by), and a line is
+//! parsed only when it has at most [`MAX_LINE_VALUES`] values: parsed JSON costs 30 to 100
+//! bytes per value, so a 60 MB line of `[0,0,…]` would otherwise take about a gigabyte.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -130,6 +135,11 @@ impl Transcript {
     }
 }
 
+/// Most JSON values (counted as the `[`, `{` and `,` outside strings) a line may hold to be
+/// parsed: about 100 MB of parsed JSON at worst. A Claude Code line holding a written file or an
+/// image keeps it in one string, which counts once.
+pub const MAX_LINE_VALUES: usize = 1_000_000;
+
 /// Reads a whole transcript. Lines longer than `max_line_bytes` (newline excluded) are skipped
 /// with a warning without being held in memory.
 ///
@@ -151,8 +161,9 @@ pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Trans
         transcript.lines += 1;
         let line = transcript.lines;
         if buf.last() != Some(&b'\n') && buf.len() > max_line_bytes {
-            let rest = skip_rest_of_line(&mut reader)?;
-            let total = buf.len() + rest;
+            let rest = reader.skip_until(b'\n')?;
+            // `skip_until` counts the newline it consumed, if any.
+            let total = buf.len() + rest.saturating_sub(1);
             transcript.warn(
                 line,
                 format!(
@@ -182,29 +193,13 @@ pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Trans
     }
 }
 
-/// Consumes up to and including the next newline; returns the bytes consumed.
-fn skip_rest_of_line(reader: &mut impl BufRead) -> io::Result<usize> {
-    let mut skipped = 0;
-    loop {
-        let available = reader.fill_buf()?;
-        if available.is_empty() {
-            return Ok(skipped);
-        }
-        match available.iter().position(|b| *b == b'\n') {
-            Some(i) => {
-                reader.consume(i + 1);
-                return Ok(skipped + i);
-            }
-            None => {
-                let n = available.len();
-                reader.consume(n);
-                skipped += n;
-            }
-        }
-    }
-}
-
 fn read_line(line: u64, text: &[u8], out: &mut Transcript) {
+    if more_values_than(text, MAX_LINE_VALUES) {
+        return out.warn(
+            line,
+            format!("more than {MAX_LINE_VALUES} JSON values on one line; skipped"),
+        );
+    }
     let value: Value = match serde_json::from_slice(text) {
         Ok(value) => value,
         Err(e) => return out.warn(line, format!("not JSON ({e}); skipped")),
@@ -225,6 +220,31 @@ fn read_line(line: u64, text: &[u8], out: &mut Transcript) {
              `type`); skipped",
         );
     }
+}
+
+/// Whether `text` holds more than `max` JSON values, counted as the `[`, `{` and `,` outside
+/// strings: an upper bound of the values and members a parser would build, found without
+/// building any.
+fn more_values_than(text: &[u8], max: usize) -> bool {
+    let (mut count, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'[' | b'{' | b',') {
+            count += 1;
+            if count > max {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 // ---- tollgate traces -------------------------------------------------------------------------
@@ -396,7 +416,31 @@ mod tests {
         assert_eq!(t.warnings.len(), 1);
         assert_eq!(t.warnings[0].line, 1);
         assert!(
-            t.warnings[0].message.contains("over the limit"),
+            t.warnings[0].message.contains("144 bytes, over the limit"),
+            "{:?}",
+            t.warnings
+        );
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        assert!(!more_values_than(b"[1,2,3]", 4));
+        assert!(more_values_than(b"[1,2,3,4,5]", 4));
+        assert!(!more_values_than(br#"{"a":"[,,,,{{{{,,,,"}"#, 4));
+        assert!(!more_values_than(br#"{"a":"\",[,,,,{{{{,,,,"}"#, 4));
+        assert!(more_values_than(br#"{"a":"\\",[,,,,{{{{,,,,"}"#, 4));
+    }
+
+    #[test]
+    fn regression_a_line_of_many_small_values_took_a_gigabyte_to_parse() {
+        let many = format!("[{}0]", "0,".repeat(MAX_LINE_VALUES));
+        let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let t = read_str(&format!("{many}\n{call}\n"), 64 << 20);
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.skipped_lines(), 1);
+        assert_eq!(t.warnings[0].line, 1);
+        assert!(
+            t.warnings[0].message.contains("JSON values"),
             "{:?}",
             t.warnings
         );

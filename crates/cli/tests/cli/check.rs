@@ -176,3 +176,93 @@ fn check_shows_each_command_hooks_sandbox_as_admin_files_set_it() {
         "{json:#}"
     );
 }
+
+/// Raw terminal controls: ESC, BEL, CSI (C1), DEL, backspace, carriage return, a bidi override.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| {
+            matches!(
+                c,
+                '\u{1b}' | '\u{7}' | '\u{8}' | '\u{d}' | '\u{7f}' | '\u{9b}' | '\u{202e}'
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn regression_a_skill_could_rewrite_the_terminal_through_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("SKILL.md");
+    std::fs::write(
+        &skill,
+        "---\nname: \"ev\\e]0;pwned\\ail\\x9b2J\"\nhooks:\n  PreToolUse:\n    - tools: [\"bash_\\e]2;*\"]\n      script: \"echo '\\e[31mred\\b\\r\\x7f\\u202e' >&2; exit 2\"\n  \"On\\e[2JTool\\u202e\": []\n---\n",
+    )
+    .unwrap();
+    let skill = skill.display().to_string();
+    let (code, text) = check(&[&skill]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(raw_controls(&text), [] as [char; 0], "{text:?}");
+    assert!(
+        text.contains("skill:ev\\u{1b}]0;pwned\\u{7}il\\u{9b}2J/PreToolUse[0]"),
+        "{text}"
+    );
+    assert!(text.contains("On\\u{1b}[2JTool\\u{202e}"), "{text}");
+    let (code, out) = check(&["--json", &skill]);
+    assert_eq!(code, 0);
+    assert_eq!(raw_controls(&out), [] as [char; 0], "{out:?}");
+    // Still JSON, with the file's values.
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let hook = &json["files"][0]["hooks"][0];
+    assert_eq!(
+        hook["name"],
+        "skill:ev\u{1b}]0;pwned\u{7}il\u{9b}2J/PreToolUse[0]"
+    );
+    assert_eq!(
+        hook["command"],
+        "echo '\u{1b}[31mred\u{8}\r\u{7f}\u{202e}' >&2; exit 2"
+    );
+}
+
+/// Secret files a config path could reach, each holding `CANARY`: a private key, shadow lines
+/// (which read as YAML keys), INI credentials, a YAML mapping of secrets, a JSON key file.
+pub const SECRETS: [&str; 6] = [
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
+    "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+    "[default]\naws_secret_access_key = CANARY\n",
+    "token: CANARY\nuser: CANARY\n",
+    "---\ntoken: CANARY\n---\nCANARY\n",
+    "{\"private_key\": \"CANARY\", \"model_config_json\": \"CANARY\"}\n",
+];
+
+#[test]
+fn regression_a_config_symlink_to_a_secret_file_echoed_its_lines() {
+    for secret in SECRETS {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("id_rsa");
+        std::fs::write(&target, secret).unwrap();
+        std::fs::create_dir(dir.path().join("skill")).unwrap();
+        let links = ["hooks.yaml", "skill/SKILL.md", "agent.json", "admin.yaml"].map(|name| {
+            let link = dir.path().join(name);
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            link.display().to_string()
+        });
+        for json in [false, true] {
+            let mut args = vec![
+                "check", "--admin", &links[3], &links[0], &links[1], &links[2],
+            ];
+            if json {
+                args.insert(1, "--json");
+            }
+            let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+                .args(&args)
+                .output()
+                .unwrap();
+            let shown = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(!shown.contains("CANARY"), "{secret:?}:\n{shown}");
+        }
+    }
+}

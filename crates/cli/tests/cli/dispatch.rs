@@ -346,3 +346,48 @@ fn a_missing_hook_file_exits_1() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("cannot read"), "{}", run.stderr);
 }
+
+#[test]
+fn regression_a_hook_could_rewrite_the_terminal_through_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    // The hook answers a deny whose reason holds raw controls once its JSON is decoded.
+    let hooks = write(
+        dir.path(),
+        "hooks.yaml",
+        "hooks:\n  PreToolUse:\n    - script: 'echo ''{\"decision\":\"deny\",\"reason\":\"a\\u009b2J\\u202eb\\u001b]0;x\\u0007c\\u007f\"}'''\n      failure_mode: fail_closed\n  \"Pre\\e[2JToolUse\\x9b\": []\n",
+    );
+    // A failing hook whose name (from its file name) holds controls: the WARN log line names it.
+    let failing = write(
+        dir.path(),
+        "fail\u{1b}[31m\u{9b}.yaml",
+        "hooks:\n  PreToolUse:\n    - script: exit 1\n",
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["dispatch", "--hooks", &failing, "--hooks", &hooks])
+        .args(["--event", "PreToolUse"])
+        .args(["--payload", &bash("ls")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    for shown in [&stdout, &stderr] {
+        assert!(
+            !shown
+                .chars()
+                .any(|c| matches!(c, '\u{1b}' | '\u{7}' | '\u{7f}' | '\u{9b}' | '\u{202e}')),
+            "{shown:?}"
+        );
+    }
+    assert!(stderr.contains("hook failed"), "{stderr}");
+    assert!(stderr.contains("fail\\u{1b}[31m\\u{9b}.yaml"), "{stderr}");
+    // The warning about the bad event name is shown, escaped.
+    assert!(stderr.contains("Pre\\u{1b}[2JToolUse\\u{9b}"), "{stderr}");
+    // The JSON line keeps the hook's reason exactly.
+    let line: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(line["decision"], "deny");
+    assert_eq!(line["reason"], "a\u{9b}2J\u{202e}b\u{1b}]0;x\u{7}c\u{7f}");
+}

@@ -863,3 +863,73 @@ fn unreadable_lines_are_counted_and_claude_entries_with_a_seq_stay_claude() {
         table.stdout
     );
 }
+
+/// `tollgate replay - --hooks FILE` fed `input` on stdin by a thread, under `ulimit -v` (KiB of
+/// address space): a process past it fails to allocate and dies.
+fn replay_stdin_within(
+    kib: u64,
+    hooks: &str,
+    input: impl FnOnce(&mut dyn std::io::Write) + Send + 'static,
+) -> Run {
+    use std::io::Write as _;
+    let mut child = Command::new("/bin/bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {kib} && exec \"$0\" replay - --hooks \"$1\" --json"
+        ))
+        .arg(env!("CARGO_BIN_EXE_tollgate"))
+        .arg(hooks)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        input(&mut stdin);
+        let _ = stdin.flush();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn regression_replay_memory_grew_with_a_very_long_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = write(dir.path(), "hooks.yaml", "hooks: {}\n");
+    let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c1","tool_name":"read_file","arguments":{"path":"a"}}"#;
+    // A 512 MiB line, then a 40 MB line of 20 million tiny values (about a gigabyte once
+    // parsed), then a call: 500 MB of address space is enough to read past both.
+    let run = replay_stdin_within(500_000, &hooks, move |stdin| {
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..512 {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+        let values = format!("[{}0]\n", "0,".repeat(20_000_000));
+        let _ = stdin.write_all(b"\n");
+        let _ = stdin.write_all(values.as_bytes());
+        let _ = stdin.write_all(call.as_bytes());
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("line 1: 536870912 bytes, over the limit of 67108864 bytes per line"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("line 2: more than 1000000 JSON values"),
+        "{}",
+        run.stderr
+    );
+    let report = run.json();
+    assert_eq!(report["calls"][0]["tool_call_id"], "c1");
+    assert_eq!(report["summary"]["skipped_lines"], 2);
+}

@@ -688,3 +688,161 @@ fn a_run_trace_replays_against_an_agent_files_whole_policy() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown).contains("deploi"), "{}", text(&unknown));
 }
+
+#[test]
+fn regression_the_file_tools_used_a_hard_link_to_a_file_outside_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let secret = dir.path().join("id_rsa");
+    std::fs::write(&secret, "CANARY-HARDLINK-SECRET").unwrap();
+    std::fs::hard_link(&secret, ws.join("key")).unwrap();
+    std::fs::write(
+        dir.path().join("script.jsonl"),
+        r#"{"role":"assistant","content":null,"tool_calls":[{"id":"w1","type":"function","function":{"name":"write_file","arguments":{"path":"key","content":"pwned"}}},{"id":"r1","type":"function","function":{"name":"read_file","arguments":{"path":"key"}}}]}
+{"role":"assistant","content":"ok"}"#,
+    )
+    .unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: files\nmodel: scripted:script.jsonl\ntools: [write_file, read_file]\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent.display().to_string(),
+            "--workspace",
+            &ws.display().to_string(),
+            "--trace",
+            &trace.display().to_string(),
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = read_trace(&trace);
+    for call in ["w1", "r1"] {
+        let observation = by_call(&lines, "observation", call).unwrap();
+        assert_eq!(observation["status"], "failed", "{observation}");
+        assert!(
+            observation["content"]
+                .as_str()
+                .unwrap()
+                .contains("hard links"),
+            "{observation}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "CANARY-HARDLINK-SECRET"
+    );
+    assert!(!text(&output).contains("CANARY-HARDLINK-SECRET"));
+    assert!(
+        !std::fs::read_to_string(&trace)
+            .unwrap()
+            .contains("CANARY-HARDLINK-SECRET")
+    );
+}
+
+#[test]
+fn regression_an_agents_hook_file_symlinked_to_a_secret_echoed_its_lines() {
+    let secrets = [
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
+        "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+        "token: CANARY\n",
+    ];
+    for secret in secrets {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("shadow");
+        std::fs::write(&target, secret).unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("hooks.yaml")).unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("linked-agent.yaml")).unwrap();
+        let agent = small_agent(dir.path(), "hooks: [hooks.yaml]\n", "");
+        let ws = dir.path().join("ws").display().to_string();
+        let linked = dir.path().join("linked-agent.yaml").display().to_string();
+        for agent in [&agent, &linked] {
+            let output = tollgate_run(&["--agent", agent, "--workspace", &ws, "go"], &[]);
+            assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+            assert!(
+                !text(&output).contains("CANARY"),
+                "{secret:?}: {}",
+                text(&output)
+            );
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .args(["dispatch", "--hooks"])
+            .arg(dir.path().join("hooks.yaml"))
+            .args(["--event", "PreToolUse", "--payload"])
+            .arg(r#"{"tool_name":"read_file","tool_input":{"path":"a"}}"#)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+        assert!(
+            !text(&output).contains("CANARY"),
+            "{secret:?}: {}",
+            text(&output)
+        );
+    }
+}
+
+#[test]
+fn regression_a_900_mb_sql_cell_reached_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seed.sql"), "CREATE TABLE t (x TEXT);").unwrap();
+    let call = serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "q1", "type": "function", "function": {"name": "sql_query", "arguments": {"sql":
+            "SELECT printf('%.*c', 900000000, 'x') AS huge, printf('%.*c', 100000, 'y') AS big"}}},
+        {"id": "q2", "type": "function", "function": {"name": "sql_query", "arguments": {"sql":
+            "SELECT replace(printf('%.*c', 4000000, 'x'), 'x', 'xx')"}}}
+    ]});
+    std::fs::write(
+        dir.path().join("script.jsonl"),
+        format!("{call}\n{{\"role\":\"assistant\",\"content\":\"ok\"}}\n"),
+    )
+    .unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: sql\nmodel: scripted:script.jsonl\ntools: [sql_query]\ndatabase: t.db\nseed: seed.sql\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let output = tollgate_run(
+        &[
+            "--agent",
+            &agent.display().to_string(),
+            "--workspace",
+            &dir.path().join("ws").display().to_string(),
+            "--trace",
+            &trace.display().to_string(),
+            "go",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = read_trace(&trace);
+    let q1 = by_call(&lines, "observation", "q1").unwrap();
+    assert_eq!(q1["status"], "ok", "{q1}");
+    let result: Value = serde_json::from_str(q1["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["rows"][0]["huge"], Value::Null);
+    assert!(
+        result["rows"][0]["big"]
+            .as_str()
+            .unwrap()
+            .ends_with("… [95904 more bytes]"),
+        "{result}"
+    );
+    assert_eq!(result["truncated"], true);
+    let q2 = by_call(&lines, "observation", "q2").unwrap();
+    assert_eq!(q2["status"], "failed", "{q2}");
+    assert!(
+        q2["content"]
+            .as_str()
+            .unwrap()
+            .contains("string or blob too big")
+    );
+    assert!(std::fs::metadata(&trace).unwrap().len() < 64 * 1024);
+}

@@ -72,3 +72,59 @@ fn yaml_1_1_booleans_stay_strings() {
     let skill = Skill::parse(Path::new("SKILL.md"), text).unwrap();
     assert_eq!(skill.hooks[0].tools.as_deref().unwrap(), ["no", "on"]);
 }
+
+/// Texts that are not config, each holding the canary `CANARY`: a private key, `/etc/shadow`
+/// (whose lines read as YAML keys), an INI credentials file, an unclosed quote, a duplicate
+/// key, a YAML mapping of secrets.
+const NOT_CONFIG: [&str; 7] = [
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
+    "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+    "[default]\naws_secret_access_key = CANARY\n",
+    "API_KEY: \"CANARY\n",
+    "CANARY: 1\nCANARY: 2\n",
+    "token: CANARY\nuser: x\n",
+    "- CANARY\n- x\n",
+];
+
+#[test]
+fn regression_errors_quoted_the_lines_of_a_file_that_is_not_config() {
+    for text in NOT_CONFIG {
+        let err = HookFile::parse(Path::new("h.yaml"), text, Trust::Admin)
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("CANARY"), "{text:?}: {err}");
+        assert!(!err.contains('\n'), "{text:?}: {err}");
+        let front = format!("---\nname: x\n{text}---\n");
+        if let Err(err) = Skill::parse(Path::new("SKILL.md"), &front) {
+            assert!(!err.to_string().contains("CANARY"), "{text:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn syntax_errors_give_the_line_and_column_of_the_file() {
+    let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[0], Trust::User).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "h.yaml: invalid YAML: mapping values are not allowed in this context at line 2, column 20"
+    );
+    // A frontmatter's lines are counted from the top of SKILL.md.
+    let err = Skill::parse(Path::new("SKILL.md"), "---\nname: x\nhooks: [\n---\n").unwrap_err();
+    assert!(err.to_string().contains("at line 3, column 8"), "{err}");
+    let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[4], Trust::User).unwrap_err();
+    assert!(
+        err.to_string().contains("duplicate mapping key at line 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_mapping_without_a_hook_file_key_is_not_a_hook_file() {
+    let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[1], Trust::User).unwrap_err();
+    assert!(err.to_string().contains("not a hook file"), "{err}");
+    // One known key makes it a hook file; its other keys are named in warnings.
+    let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nhookz: 1\n", Trust::User).unwrap();
+    assert_eq!(file.warnings[0].message, "unknown key `hookz`; ignored");
+    assert!(HookFile::parse(Path::new("h.yaml"), "{}", Trust::User).is_ok());
+    assert!(HookFile::parse(Path::new("a.yaml"), "sandbox: off\n", Trust::Admin).is_ok());
+}

@@ -3,12 +3,18 @@
 //! Confinement is [cap-std]'s: paths resolve inside a directory handle, so `..`, absolute paths
 //! and symbolic links that lead outside the workspace fail instead of escaping it.
 //!
+//! cap-std confines *names*; a hard link is another name for the same file (inode), and its
+//! other names may be outside the workspace (`ln ~/.ssh/id_rsa key` in the workspace). Neither
+//! tool uses a regular file with more than one link: the link count is read from the opened
+//! descriptor (`fstat`), before any byte is read or written through that same descriptor, so a
+//! name swapped between the check and the use cannot slip through.
+//!
 //! [cap-std]: https://docs.rs/cap-std
 
 use cap_std::ambient_authority;
 use std::io::{Read, Write};
 
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
 use serde_json::{Value, json};
 use tollgate_core::BoxFuture;
 
@@ -111,6 +117,25 @@ fn nonblocking() -> i32 {
     nix::fcntl::OFlag::O_NONBLOCK.bits()
 }
 
+/// The metadata of an opened file (`fstat` on its descriptor), refused unless it is a regular
+/// file with a single link. FIFOs and devices would block the tool or never end; a file with
+/// several links may also be named outside the workspace.
+fn own_regular_file(file: &File, path: &str, not_regular: &str) -> Result<Metadata, ToolError> {
+    let meta = file.metadata().map_err(|e| outside(path, &e))?;
+    if !meta.is_file() {
+        return Err(ToolError::new(format!("`{path}` {not_regular}")));
+    }
+    if meta.nlink() > 1 {
+        return Err(ToolError::new(format!(
+            "`{path}` has {} hard links, and another name of the same file may be outside \
+             the workspace; the file tools use only files with a single link (copy it to get \
+             a file of its own)",
+            meta.nlink()
+        )));
+    }
+    Ok(meta)
+}
+
 /// Reads a regular file of at most [`READ_CAP`] bytes; the read itself is bounded too (a file
 /// that grows while it is read, or a device, never fills memory).
 fn read_capped(dir: &Dir, path: &str) -> Result<Value, ToolError> {
@@ -120,11 +145,7 @@ fn read_capped(dir: &Dir, path: &str) -> Result<Value, ToolError> {
             OpenOptions::new().read(true).custom_flags(nonblocking()),
         )
         .map_err(|e| outside(path, &e))?;
-    let meta = file.metadata().map_err(|e| outside(path, &e))?;
-    if !meta.is_file() {
-        // FIFOs and devices would block the tool or never end.
-        return Err(ToolError::new(format!("`{path}` is not a regular file")));
-    }
+    let meta = own_regular_file(&file, path, "is not a regular file")?;
     if meta.len() > READ_CAP {
         return Err(ToolError::new(format!(
             "`{path}` has {} bytes; read_file returns at most {READ_CAP}",
@@ -145,7 +166,9 @@ fn read_capped(dir: &Dir, path: &str) -> Result<Value, ToolError> {
         .map_err(|_| ToolError::new(format!("`{path}` is not UTF-8 text")))
 }
 
-/// Creates or replaces a regular file (never a FIFO or device), with its parent directories.
+/// Creates or replaces a regular file (never a FIFO or device, never a file with several
+/// links), with its parent directories. The file is opened without truncation and checked on
+/// its descriptor; only then is it truncated and written, through the same descriptor.
 fn write_regular(dir: &Dir, path: &str, content: &str) -> Result<Value, ToolError> {
     if path.ends_with('/') || path.is_empty() {
         // A directory name: refused before its parents are created.
@@ -167,12 +190,7 @@ fn write_regular(dir: &Dir, path: &str, content: &str) -> Result<Value, ToolErro
                 .custom_flags(nonblocking()),
         )
         .map_err(|e| outside(path, &e))?;
-    let meta = file.metadata().map_err(|e| outside(path, &e))?;
-    if !meta.is_file() {
-        return Err(ToolError::new(format!(
-            "`{path}` exists and is not a regular file"
-        )));
-    }
+    own_regular_file(&file, path, "exists and is not a regular file")?;
     file.set_len(0)
         .and_then(|()| file.write_all(content.as_bytes()))
         .map_err(|e| outside(path, &e))?;
@@ -271,5 +289,40 @@ mod tests {
             std::fs::read_to_string(outer.path().join("secret")).unwrap(),
             "s"
         );
+    }
+
+    #[tokio::test]
+    async fn regression_write_file_wrote_through_a_hard_link_to_a_file_outside() {
+        let outer = tempfile::tempdir().unwrap();
+        let inner = outer.path().join("ws");
+        std::fs::create_dir(&inner).unwrap();
+        let secret = outer.path().join("id_rsa");
+        std::fs::write(&secret, "SECRET KEY").unwrap();
+        std::fs::hard_link(&secret, inner.join("key")).unwrap();
+        let env = env(&inner);
+        let wrote = WriteFileTool
+            .call(&json!({"path": "key", "content": "overwritten"}), &env)
+            .await
+            .unwrap_err();
+        assert!(wrote.0.contains("2 hard links"), "{wrote}");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "SECRET KEY");
+        // Reading it would hand the outside file to the model: refused the same way.
+        let read = ReadFileTool
+            .call(&json!({"path": "/key"}), &env)
+            .await
+            .unwrap_err();
+        assert!(read.0.contains("hard links"), "{read}");
+        assert!(!read.0.contains("SECRET"), "{read}");
+        // Once the outside name is gone the file is the workspace's own again.
+        std::fs::remove_file(&secret).unwrap();
+        WriteFileTool
+            .call(&json!({"path": "key", "content": "mine"}), &env)
+            .await
+            .unwrap();
+        let read = ReadFileTool
+            .call(&json!({"path": "key"}), &env)
+            .await
+            .unwrap();
+        assert_eq!(read, json!("mine"));
     }
 }

@@ -1,18 +1,49 @@
 //! `sql_query` and `sql_execute` on the agent's SQLite database file.
+//!
+//! # Limits
+//!
+//! Set on every connection, so that SQLite itself refuses what would not fit:
+//!
+//! - no string or blob over [`MAX_VALUE_BYTES`] (`SQLITE_LIMIT_LENGTH`): `printf('%.*c',
+//!   900000000, 'x')`, `zeroblob(1e9)`, a `replace` or `group_concat` that grows past it, or a
+//!   stored value that large, fails the statement with "string or blob too big" instead of
+//!   being built;
+//! - at most [`MAX_COLUMNS`] columns in a result, table, index or `ORDER BY`
+//!   (`SQLITE_LIMIT_COLUMN`), so one result row holds at most about `MAX_COLUMNS ×
+//!   MAX_VALUE_BYTES` (1 GiB); 500 columns of 3 MB values took 2.9 GB before;
+//! - SQL text at most [`MAX_SQL_BYTES`] (`SQLITE_LIMIT_SQL_LENGTH`); no attached database
+//!   (`SQLITE_LIMIT_ATTACHED` 0, behind the word check below);
+//! - a deadline: the progress handler interrupts a statement past the agent's
+//!   `bash_timeout_seconds`.
+//!
+//! What the model sees of a query is capped while its rows are read (`sql/rows.rs`): each text
+//! value at [`MAX_CELL_BYTES`], at most [`MAX_ROWS`] rows and [`MAX_RESULT_BYTES`] of them,
+//! with `truncated` and a `cut` text saying what was left out.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
-use serde_json::{Map, Value, json};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteRow};
-use sqlx::{Column, ConnectOptions, Row, SqliteConnection, TypeInfo, ValueRef};
+use rusqlite::limits::Limit;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+use serde_json::{Value, json};
 use tollgate_core::BoxFuture;
 
 use super::{Tool, ToolEnv, ToolError, string_arg};
 use crate::model::ToolSpec;
 
-/// Most rows `sql_query` returns; `truncated` says when there were more.
-pub const MAX_ROWS: usize = 200;
+mod rows;
+
+pub use rows::{MAX_CELL_BYTES, MAX_RESULT_BYTES, MAX_ROWS};
+
+/// Largest string or blob SQLite builds or reads for the SQL tools (`SQLITE_LIMIT_LENGTH`).
+pub const MAX_VALUE_BYTES: usize = 4 * 1024 * 1024;
+/// Longest SQL text the SQL tools accept (`SQLITE_LIMIT_SQL_LENGTH`).
+pub const MAX_SQL_BYTES: usize = 1024 * 1024;
+/// Most columns of a result, table, index or `ORDER BY` (`SQLITE_LIMIT_COLUMN`; SQLite's
+/// default is 2000).
+pub const MAX_COLUMNS: usize = 256;
+
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs one read-only statement: the connection is opened read-only, so a write fails in
 /// SQLite itself, whatever the hooks said.
@@ -36,9 +67,9 @@ fn spec(name: &str, description: &str) -> ToolSpec {
 }
 
 /// Refuses SQL that reaches files other than the agent's database: `ATTACH` (opens or creates
-/// any file) and `VACUUM INTO` (writes one). SQLite's authorizer would be the precise tool, but
-/// sqlx does not expose it; this scan is on words, so a string literal containing `attach`
-/// is refused too (documented, and a false refusal, never a false pass).
+/// any file) and `VACUUM INTO` (writes one). This scan is on words, so a string literal
+/// containing `attach` is refused too (documented, and a false refusal, never a false pass);
+/// `SQLITE_LIMIT_ATTACHED` 0 refuses `ATTACH` in SQLite as well.
 fn confined(sql: &str) -> Result<(), ToolError> {
     let words: Vec<String> = sql
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -56,37 +87,50 @@ fn confined(sql: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-async fn connect(env: &ToolEnv, read_only: bool) -> Result<SqliteConnection, ToolError> {
+/// Opens the agent's database (never creating it) with the limits of the module doc.
+fn connect(env: &ToolEnv, read_only: bool) -> Result<Connection, ToolError> {
     let Some(path) = &env.database else {
         return Err(ToolError::new("this agent has no database"));
     };
-    let mut conn = SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(read_only)
-        .create_if_missing(false)
-        .connect()
-        .await
-        .map_err(|e| ToolError::new(format!("cannot open the database: {e}")))?;
-    // SQLite checks the deadline every few thousand steps and interrupts the statement past it
-    // (a runaway recursive CTE ends instead of running for ever).
+    let access = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    };
+    let cannot = |e: rusqlite::Error| ToolError::new(format!("cannot open the database: {e}"));
+    let conn = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(cannot)?;
+    limit(&conn, Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES).map_err(cannot)?;
+    limit(&conn, Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES).map_err(cannot)?;
+    limit(&conn, Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS).map_err(cannot)?;
+    limit(&conn, Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(cannot)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
+    // SQLite calls this every few thousand steps and interrupts the statement past the
+    // deadline (a runaway recursive CTE ends instead of running for ever).
     let deadline = Instant::now() + env.tool_timeout;
-    conn.lock_handle()
-        .await
-        .map_err(|e| ToolError::new(format!("cannot open the database: {e}")))?
-        .set_progress_handler(10_000, move || Instant::now() < deadline);
+    conn.progress_handler(10_000, Some(move || Instant::now() >= deadline))
+        .map_err(cannot)?;
     Ok(conn)
 }
 
-fn sql_error(e: &sqlx::Error, env: &ToolEnv) -> ToolError {
-    match e {
-        sqlx::Error::Database(db) if db.message().contains("interrupted") => {
-            ToolError::new(format!(
-                "SQL error: the statement ran past {} s and was interrupted",
-                env.tool_timeout.as_secs()
-            ))
-        }
-        sqlx::Error::Database(db) => ToolError::new(format!("SQL error: {}", db.message())),
-        other => ToolError::new(format!("SQL error: {other}")),
+fn limit(conn: &Connection, which: Limit, value: usize) -> rusqlite::Result<()> {
+    conn.set_limit(which, i32::try_from(value).unwrap_or(i32::MAX))
+        .map(|_| ())
+}
+
+fn sql_error(e: &rusqlite::Error, env: &ToolEnv) -> ToolError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::OperationInterrupted) => ToolError::new(format!(
+            "SQL error: the statement ran past {} s and was interrupted",
+            env.tool_timeout.as_secs()
+        )),
+        Some(ErrorCode::TooBig) => ToolError::new(format!(
+            "SQL error: a string or blob over {} MiB (the most the SQL tools build or read) or \
+             SQL text over {} MiB (string or blob too big)",
+            MAX_VALUE_BYTES / (1024 * 1024),
+            MAX_SQL_BYTES / (1024 * 1024)
+        )),
+        _ => ToolError::new(format!("SQL error: {e}")),
     }
 }
 
@@ -104,28 +148,35 @@ impl Tool for SqlQueryTool {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let sql = string_arg(args, "sql")?;
-            confined(sql)?;
-            let mut conn = connect(env, true).await?;
-            // Rows stream in; at most MAX_ROWS + 1 are kept, whatever the query would return.
-            let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).fetch(&mut conn);
-            let mut rows = Vec::new();
-            while rows.len() <= MAX_ROWS {
-                match stream.try_next().await.map_err(|e| sql_error(&e, env))? {
-                    Some(row) => rows.push(row),
-                    None => break,
-                }
-            }
-            drop(stream);
-            let columns: Vec<String> = rows
-                .first()
-                .map(|r| r.columns().iter().map(|c| c.name().to_owned()).collect())
-                .unwrap_or_default();
-            let truncated = rows.len() > MAX_ROWS;
-            let rows: Vec<Value> = rows.iter().take(MAX_ROWS).map(row_json).collect();
-            Ok(json!({"columns": columns, "rows": rows, "truncated": truncated}))
+            let sql = string_arg(args, "sql")?.to_owned();
+            confined(&sql)?;
+            let env = env.clone();
+            blocking(move || {
+                let conn = connect(&env, true)?;
+                query(&conn, &sql).map_err(|e| sql_error(&e, &env))
+            })
+            .await
         })
     }
+}
+
+/// Runs one statement, keeping what [`rows::CappedRows`] keeps; rows past the caps are never
+/// read.
+fn query(conn: &Connection, sql: &str) -> rusqlite::Result<Value> {
+    let mut statement = conn.prepare(sql)?;
+    let columns = statement
+        .column_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let mut kept = rows::CappedRows::new(columns);
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        if !kept.push(row)? {
+            break;
+        }
+    }
+    Ok(kept.finish())
 }
 
 impl Tool for SqlExecuteTool {
@@ -142,74 +193,66 @@ impl Tool for SqlExecuteTool {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let sql = string_arg(args, "sql")?;
-            confined(sql)?;
-            let mut conn = connect(env, false).await?;
-            let done = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-                .execute(&mut conn)
-                .await
-                .map_err(|e| sql_error(&e, env))?;
-            Ok(json!({"rows_affected": done.rows_affected()}))
+            let sql = string_arg(args, "sql")?.to_owned();
+            confined(&sql)?;
+            let env = env.clone();
+            blocking(move || {
+                let conn = connect(&env, false)?;
+                let before = conn.total_changes();
+                conn.execute_batch(&sql).map_err(|e| sql_error(&e, &env))?;
+                // Rows inserted, updated or deleted, by the statements and their triggers.
+                Ok(json!({"rows_affected": conn.total_changes() - before}))
+            })
+            .await
         })
     }
-}
-
-/// A row as `{column: value}`, by SQLite storage class.
-fn row_json(row: &SqliteRow) -> Value {
-    let mut map = Map::new();
-    for (i, column) in row.columns().iter().enumerate() {
-        let class = row
-            .try_get_raw(i)
-            .map(|raw| {
-                if raw.is_null() {
-                    "NULL".to_owned()
-                } else {
-                    raw.type_info().name().to_owned()
-                }
-            })
-            .unwrap_or_default();
-        let value = match class.as_str() {
-            "INTEGER" => row.try_get::<i64, _>(i).map(Value::from).ok(),
-            "REAL" => row.try_get::<f64, _>(i).map(Value::from).ok(),
-            "TEXT" => row.try_get::<String, _>(i).map(Value::from).ok(),
-            "BLOB" => row
-                .try_get::<Vec<u8>, _>(i)
-                .map(|b| Value::String(format!("<{} bytes>", b.len())))
-                .ok(),
-            _ => None,
-        };
-        map.insert(column.name().to_owned(), value.unwrap_or(Value::Null));
-    }
-    Value::Object(map)
 }
 
 /// Creates `path` from the statements of `seed` when it does not exist yet.
 ///
 /// # Errors
 /// When the database cannot be created or a seed statement fails (the half-made file is
-/// removed).
+/// removed). SQLite's message is not shown, only its error code: it quotes the SQL (`near
+/// "…"`, `no such table: …`), and the seed file may be any file an agent file names.
+///
+/// # Cancel safety
+/// Dropping the future leaves the seeding to finish in the background.
 pub async fn seed_database(path: &std::path::Path, seed: &str) -> Result<(), ToolError> {
-    if path.exists() {
-        return Ok(());
-    }
-    let made = async {
-        let mut conn = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .connect()
-            .await
-            .map_err(|e| ToolError::new(format!("cannot create the database: {e}")))?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(seed.to_owned()))
-            .execute(&mut conn)
-            .await
-            .map_err(|e| ToolError::new(format!("SQL error: {e}")))?;
-        Ok(())
-    }
-    .await;
-    if made.is_err() {
-        let _ = std::fs::remove_file(path);
-    }
-    made
+    let (path, seed) = (path.to_owned(), seed.to_owned());
+    blocking(move || {
+        if path.exists() {
+            return Ok(());
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let made = Connection::open_with_flags(&path, flags)
+            .map_err(|e| ToolError::new(format!("cannot create the database: {e}")))
+            .and_then(|conn| {
+                conn.execute_batch(&seed).map_err(|e| {
+                    let code = e
+                        .sqlite_error()
+                        .map_or_else(|| "not SQL".to_owned(), ToString::to_string);
+                    ToolError::new(format!(
+                        "the seed SQL fails (SQLite: {code}; its message is not shown because \
+                         it quotes the file: run the seed in the sqlite3 shell to see it)"
+                    ))
+                })
+            });
+        if made.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        made
+    })
+    .await
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::new(format!("the SQL task failed: {e}")))?
 }
 
 #[cfg(test)]
@@ -293,10 +336,173 @@ mod tests {
             .unwrap();
         assert_eq!(cut["rows"].as_array().unwrap().len(), MAX_ROWS);
         assert_eq!(cut["truncated"], true);
+        assert!(
+            cut["cut"].as_str().unwrap().contains("more than 200 rows"),
+            "{cut}"
+        );
         let bad = SqlQueryTool
             .call(&json!({"sql": "SELECT nope FROM t"}), &env)
             .await
             .unwrap_err();
         assert!(bad.0.starts_with("SQL error"), "{bad}");
+    }
+
+    async fn seeded(dir: &std::path::Path) -> ToolEnv {
+        let db = dir.join("t.db");
+        seed_database(&db, "CREATE TABLE t (id INTEGER, body TEXT);")
+            .await
+            .unwrap();
+        ToolEnv {
+            workspace: dir.into(),
+            database: Some(db),
+            tool_timeout: Duration::from_secs(20),
+        }
+    }
+
+    #[tokio::test]
+    async fn regression_a_900_mb_printf_cell_reached_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = seeded(dir.path()).await;
+        // SQLite refuses to build values past MAX_VALUE_BYTES, whichever function builds them:
+        // printf gives NULL, the others fail the statement.
+        let printf = SqlQueryTool
+            .call(
+                &json!({"sql": "SELECT printf('%.*c', 900000000, 'x') AS v"}),
+                &env,
+            )
+            .await
+            .unwrap();
+        assert_eq!(printf["rows"], json!([{"v": null}]));
+        for huge in [
+            "SELECT zeroblob(900000000)",
+            "SELECT replace(printf('%.*c', 4000000, 'x'), 'x', 'xx')",
+            "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 5000) \
+             SELECT group_concat(printf('%.*c', 1000, 'x'), '') FROM c",
+            "SELECT printf('%.*c', 3000000, 'x') || printf('%.*c', 3000000, 'x')",
+        ] {
+            let query = SqlQueryTool.call(&json!({"sql": huge}), &env).await;
+            let execute = SqlExecuteTool.call(&json!({"sql": huge}), &env).await;
+            for refused in [query.unwrap_err(), execute.unwrap_err()] {
+                assert!(
+                    refused.0.contains("string or blob too big"),
+                    "{huge}: {refused}"
+                );
+            }
+        }
+        let stored =
+            "INSERT INTO t SELECT 1, printf('%.*c', 3000000, 'x') || printf('%.*c', 3000000, 'x')";
+        let refused = SqlExecuteTool
+            .call(&json!({"sql": stored}), &env)
+            .await
+            .unwrap_err();
+        assert!(refused.0.contains("string or blob too big"), "{refused}");
+        // Many large values in one row: at most MAX_COLUMNS of them.
+        let columns: Vec<String> = (0..=MAX_COLUMNS)
+            .map(|i| format!("printf('%.*c', 3000000, 'x') AS c{i}"))
+            .collect();
+        let wide = format!("SELECT {}", columns.join(", "));
+        let refused = SqlQueryTool
+            .call(&json!({"sql": wide}), &env)
+            .await
+            .unwrap_err();
+        assert!(refused.0.contains("too many columns"), "{refused}");
+        // A stored value under the limit is read in place and cut for the model.
+        let stored = "INSERT INTO t SELECT 1, printf('%.*c', 3000000, 'x') || 'y'";
+        let done = SqlExecuteTool
+            .call(&json!({"sql": stored}), &env)
+            .await
+            .unwrap();
+        assert_eq!(done, json!({"rows_affected": 1}));
+        let read = SqlQueryTool
+            .call(&json!({"sql": "SELECT body FROM t"}), &env)
+            .await
+            .unwrap();
+        assert!(
+            read["rows"][0]["body"]
+                .as_str()
+                .unwrap()
+                .ends_with("… [2995905 more bytes]"),
+            "{read}"
+        );
+        // A value under that limit reaches the model as its first MAX_CELL_BYTES bytes.
+        let big = SqlQueryTool
+            .call(
+                &json!({"sql": "SELECT printf('%.*c', 3000000, 'x') AS big, 1 AS n"}),
+                &env,
+            )
+            .await
+            .unwrap();
+        let cell = big["rows"][0]["big"].as_str().unwrap();
+        assert_eq!(
+            cell,
+            format!(
+                "{}… [{} more bytes]",
+                "x".repeat(MAX_CELL_BYTES),
+                3_000_000 - MAX_CELL_BYTES
+            )
+        );
+        assert_eq!(big["rows"][0]["n"], 1);
+        assert_eq!(big["truncated"], true);
+        assert!(
+            big["cut"]
+                .as_str()
+                .unwrap()
+                .contains("1 value(s) longer than 4096 bytes"),
+            "{big}"
+        );
+        // A small result says nothing was cut.
+        let small = SqlQueryTool
+            .call(&json!({"sql": "SELECT 'a' AS x"}), &env)
+            .await
+            .unwrap();
+        assert_eq!(
+            small,
+            json!({"columns": ["x"], "rows": [{"x": "a"}], "truncated": false})
+        );
+    }
+
+    #[tokio::test]
+    async fn the_rows_stop_at_the_result_cap_without_reading_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = seeded(dir.path()).await;
+        // 100 rows of 4 KiB cells: the 256 KiB cap stops after about 60 of them.
+        let sql = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 100) \
+                   SELECT n, printf('%.*c', 4000, 'x') AS body FROM c";
+        let result = SqlQueryTool.call(&json!({"sql": sql}), &env).await.unwrap();
+        let rows = result["rows"].as_array().unwrap();
+        assert!(rows.len() < 100 && rows.len() > 50, "{}", rows.len());
+        assert!(result.to_string().len() <= MAX_RESULT_BYTES + 1024);
+        assert_eq!(result["truncated"], true);
+        let cut = result["cut"].as_str().unwrap();
+        assert_eq!(
+            cut,
+            format!(
+                "the rows reached 256 KiB: the first {} are shown, the rest were not read",
+                rows.len()
+            )
+        );
+        // The cap is applied while reading: an endless query of big rows still ends at once.
+        let endless = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) \
+                       SELECT printf('%.*c', 100000, 'x') FROM c";
+        let result = SqlQueryTool
+            .call(&json!({"sql": endless}), &env)
+            .await
+            .unwrap();
+        assert_eq!(result["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn a_seed_error_does_not_quote_the_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let err = seed_database(&db, "-----BEGIN OPENSSH PRIVATE KEY-----\nCANARY\n")
+            .await
+            .unwrap_err();
+        assert!(
+            !err.0.contains("CANARY") && !err.0.contains("BEGIN"),
+            "{err}"
+        );
+        assert!(err.0.contains("seed SQL fails"), "{err}");
+        assert!(!db.exists());
     }
 }
