@@ -165,6 +165,11 @@ impl SkillSet {
         hooks
     }
 
+    /// The skills' files (`SKILL.md`), as given.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.skills.iter().map(|s| s.path.as_str())
+    }
+
     /// The skills' names, sorted, without repeats.
     pub fn names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();

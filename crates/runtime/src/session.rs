@@ -29,7 +29,7 @@
 //! force-stopped: the caller observes `timed_out`, `subagent_cancel` fires and its
 //! `subagent_stop` says `cancelled`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -304,6 +304,25 @@ pub struct Assembly {
     pub shell_env: Vec<String>,
 }
 
+/// The first configuration file of the run (agent file, its hook files and skill folders, its
+/// sub-agents' files, the admin files) that lies inside `workspace`.
+fn config_inside(def: &AgentDef, admin: &[HookFile], workspace: &Path) -> Option<PathBuf> {
+    let skill_dirs = def
+        .skills
+        .paths()
+        .map(|p| Path::new(p).parent().unwrap_or(Path::new(p)).to_path_buf());
+    let subagents = def
+        .subagents
+        .keys()
+        .filter_map(|name| def.subagent_file(name));
+    std::iter::once(PathBuf::from(&def.path))
+        .chain(def.hook_files.iter().map(|f| PathBuf::from(&f.path)))
+        .chain(admin.iter().map(|f| PathBuf::from(&f.path)))
+        .chain(skill_dirs)
+        .chain(subagents)
+        .find(|path| std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(workspace)))
+}
+
 /// The shell tool's sandbox: the agent file's `sandbox:`, then the admin files' `shell_tool`
 /// (whose `network` wins) and `hidden`; `None` when an admin file says `sandbox: off`.
 fn shell_policy(def: &AgentDef, settings: &SandboxSettings) -> Option<SandboxPolicy> {
@@ -511,6 +530,18 @@ impl<'s> Session<'s> {
         // Absolute from here on: `TOLLGATE_WORKSPACE` and traces must not depend on the
         // shell's working directory.
         let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+        if let Some(config) = config_inside(&def, &services.admin, &workspace) {
+            return Err(fail(
+                &trace,
+                format!(
+                    "the workspace {} holds this run's configuration ({}): the agent's tools \
+                     write the workspace, so the model could rewrite its own hooks; use a \
+                     workspace apart from the agent, hook and skill files",
+                    workspace.display(),
+                    config.display()
+                ),
+            ));
+        }
         let shell = match shell {
             Some(policy) => ShellContainment::Sandbox(Sandbox::new(policy.writable(&workspace))),
             None => ShellContainment::Off,

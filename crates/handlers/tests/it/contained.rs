@@ -174,7 +174,8 @@ fn launcher_without_user_namespaces(dir: &Path) -> Launcher {
 #[tokio::test]
 async fn without_the_sandbox_external_hooks_are_refused_naming_the_missing_feature() {
     let dir = tempfile::tempdir().unwrap();
-    let launcher = launcher_without_user_namespaces(dir.path());
+    let bin = tempfile::tempdir().unwrap();
+    let launcher = launcher_without_user_namespaces(bin.path());
     for mode in [FailureMode::FailOpen, FailureMode::FailClosed] {
         let hook = CommandHook::new("skill-hook", "touch ran", HookSource::Skill)
             .with_cwd(dir.path())

@@ -97,9 +97,10 @@ fn connect(env: &ToolEnv, read_only: bool) -> Result<Connection, ToolError> {
     } else {
         OpenFlags::SQLITE_OPEN_READ_WRITE
     };
+    reached_directly(path)?;
     let cannot = |e: rusqlite::Error| ToolError::new(format!("cannot open the database: {e}"));
-    let conn = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(cannot)?;
+    let flags = access | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags).map_err(cannot)?;
     limit(&conn, Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES).map_err(cannot)?;
     limit(&conn, Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_BYTES).map_err(cannot)?;
     limit(&conn, Limit::SQLITE_LIMIT_COLUMN, MAX_COLUMNS).map_err(cannot)?;
@@ -111,6 +112,21 @@ fn connect(env: &ToolEnv, read_only: bool) -> Result<Connection, ToolError> {
     conn.progress_handler(10_000, Some(move || Instant::now() >= deadline))
         .map_err(cannot)?;
     Ok(conn)
+}
+
+/// The database file is reached without symbolic links: its directory is its own canonical
+/// path, and SQLite refuses a symlink as the file (`SQLITE_OPEN_NOFOLLOW`; its journals are
+/// opened with `O_NOFOLLOW` anyway). The shell tool can write the workspace: a link it planted
+/// must not aim these in-process tools at a file outside it, hidden or not.
+fn reached_directly(path: &std::path::Path) -> Result<(), ToolError> {
+    let parent = path.parent().unwrap_or(std::path::Path::new("/"));
+    match parent.canonicalize() {
+        Ok(real) if real == parent => Ok(()),
+        _ => Err(ToolError::new(format!(
+            "refusing the database {}: its directory is missing or reached through a symbolic link",
+            path.display()
+        ))),
+    }
 }
 
 fn limit(conn: &Connection, which: Limit, value: usize) -> rusqlite::Result<()> {
@@ -220,12 +236,16 @@ impl Tool for SqlExecuteTool {
 pub async fn seed_database(path: &std::path::Path, seed: &str) -> Result<(), ToolError> {
     let (path, seed) = (path.to_owned(), seed.to_owned());
     blocking(move || {
-        if path.exists() {
+        reached_directly(&path)?;
+        // symlink_metadata: a dangling link planted where the database goes must not be
+        // followed to create a file elsewhere (SQLite refuses it below).
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             return Ok(());
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let made = Connection::open_with_flags(&path, flags)
             .map_err(|e| ToolError::new(format!("cannot create the database: {e}")))
             .and_then(|conn| {
@@ -239,7 +259,7 @@ pub async fn seed_database(path: &std::path::Path, seed: &str) -> Result<(), Too
                     ))
                 })
             });
-        if made.is_err() {
+        if made.is_err() && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
             let _ = std::fs::remove_file(&path);
         }
         made
@@ -489,6 +509,48 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(result["truncated"], true);
+    }
+
+    #[tokio::test]
+    async fn regression_a_planted_symlink_aimed_the_sql_tools_at_a_file_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim.db");
+        seed_database(&victim, "CREATE TABLE t (id INTEGER, body TEXT);")
+            .await
+            .unwrap();
+        let env = seeded(dir.path()).await;
+        let db = dir.path().join("t.db");
+        std::fs::remove_file(&db).unwrap();
+        std::os::unix::fs::symlink(&victim, &db).unwrap();
+        let insert = json!({"sql": "INSERT INTO t VALUES (1, 'planted')"});
+        let err = SqlExecuteTool.call(&insert, &env).await.unwrap_err();
+        assert!(err.0.contains("cannot open the database"), "{err}");
+        let read = json!({"sql": "SELECT * FROM t"});
+        assert!(SqlQueryTool.call(&read, &env).await.is_err());
+        // A symlinked directory on the way is refused too.
+        std::fs::remove_file(&db).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("data")).unwrap();
+        let via_dir = ToolEnv {
+            database: Some(dir.path().join("data/victim.db")),
+            ..env.clone()
+        };
+        let err = SqlExecuteTool.call(&insert, &via_dir).await.unwrap_err();
+        assert!(err.0.contains("symbolic link"), "{err}");
+        let rows: i64 = Connection::open(&victim)
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 0, "the outside database was written");
+        // Seeding does not create a file where a dangling link points.
+        let target = outside.path().join("planted");
+        std::os::unix::fs::symlink(&target, dir.path().join("new.db")).unwrap();
+        assert!(
+            seed_database(&dir.path().join("new.db"), "CREATE TABLE x (a)")
+                .await
+                .is_err()
+        );
+        assert!(!target.exists());
     }
 
     #[tokio::test]

@@ -207,3 +207,41 @@ async fn a_shell_call_past_its_deadline_takes_everything_it_started_with_it() {
     }
     assert!(gone, "survivors: {:?}", pids_with(marker));
 }
+
+#[tokio::test]
+async fn regression_a_workspace_holding_the_hooks_let_the_model_rewrite_them() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[
+            (
+                "agent.yaml",
+                "name: worker\nmodel: scripted:script.jsonl\ntools: [write_file]\n\
+                 workspace: .\nhooks: [hooks.yaml]\n",
+            ),
+            (
+                "hooks.yaml",
+                "hooks:\n  PreToolUse:\n    - script: bash ./guard.sh\n",
+            ),
+            ("script.jsonl", &answer("done")),
+        ],
+    );
+    let request = tollgate_runtime::RunRequest {
+        agent: tollgate_runtime::AgentDef::load(&dir.join("agent.yaml")).unwrap(),
+        prompt: "go".into(),
+        skills: vec![],
+        model: None,
+        workspace: None,
+    };
+    let report = tollgate_runtime::run(
+        request,
+        &Services::default(),
+        vec![],
+        tollgate_runtime::CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(report.status, tollgate_runtime::EndStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(error.contains("holds this run's configuration"), "{error}");
+    assert!(error.contains("agent.yaml"), "{error}");
+}
