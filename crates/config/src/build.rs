@@ -17,7 +17,7 @@ use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
 use crate::agent::AgentConfig;
 use crate::error::{ConfigError, Result};
 use crate::hook_file::{HookFile, Trust};
-use crate::sandbox::{HookSandbox, SandboxSettings};
+use crate::sandbox::{HookSandbox, NetworkChoice, SandboxSettings};
 use crate::spec::{HookSpec, SpecKind};
 use crate::warning::Warning;
 
@@ -226,9 +226,16 @@ impl<'a> Assembler<'a> {
             SpecKind::Command { line } => {
                 let (containment, env) = containment(&self.policy.sandbox, spec);
                 contained = Some((line.clone(), containment_summary(&containment)));
+                // A proxied hook reaches what an http hook of its source could.
+                let allow: &[IpNet] = if spec.source.is_trusted() {
+                    &self.policy.allow_cidrs
+                } else {
+                    &[]
+                };
                 let hook = CommandHook::new(&spec.name, line, spec.source)
                     .with_containment(containment)
-                    .with_env(env);
+                    .with_env(env)
+                    .with_egress_allow(allow);
                 if let Some(refusal) = hook.refusal() {
                     self.warnings.push(Warning::new(
                         &spec.file,
@@ -350,8 +357,12 @@ fn containment(settings: &SandboxSettings, spec: &HookSpec) -> (Containment, Vec
     if off {
         return (Containment::Off, widening.env);
     }
-    let on = widening.network.unwrap_or(spec.source.is_trusted());
-    let mut policy = SandboxPolicy::new(if on { Network::On } else { Network::Off });
+    let default = if spec.source.is_trusted() {
+        NetworkChoice::Host
+    } else {
+        NetworkChoice::Off
+    };
+    let mut policy = SandboxPolicy::new(widening.network.unwrap_or(default).into());
     policy.hidden.extend(settings.hidden.iter().cloned());
     policy.writable.extend(widening.writable);
     (Containment::Sandbox(policy), widening.env)
@@ -362,7 +373,11 @@ fn containment_summary(containment: &Containment) -> Value {
     match containment {
         Containment::Off => json!("off"),
         Containment::Sandbox(policy) => json!({
-            "network": if policy.network == Network::On { "on" } else { "off" },
+            "network": match policy.network {
+                Network::Off => "off",
+                Network::Proxy => "proxy",
+                Network::On => "host",
+            },
             "writable": policy.writable,
         }),
     }

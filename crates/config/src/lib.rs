@@ -56,7 +56,7 @@ pub use agent::{AgentConfig, ClassHookSpec};
 pub use build::{Assembled, Assembler, Policy, ResolvedHook};
 pub use error::{ConfigError, Result};
 pub use hook_file::{HookFile, Trust};
-pub use sandbox::{HookSandbox, SandboxSettings, Widening};
+pub use sandbox::{HookSandbox, NetworkChoice, SandboxSettings, Widening};
 pub use skill::{Skill, SkillSet, selected_skills};
 pub use spec::{HookSpec, SpecKind};
 pub use warning::Warning;

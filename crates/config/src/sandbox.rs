@@ -7,7 +7,8 @@
 //!   sources:                       # per hook source: skill, plugin, user_config,
 //!     user_config:                 #   admin_config, agent_config, builtin
 //!       writable: [~/.myrm]        # more writable paths
-//!       network: true              # the host's network (default: off for external sources)
+//!       network: true              # HTTP(S) through the SSRF-guarded egress proxy; `host`: the
+//!                                  #   host's network; `off` (default for external sources)
 //!       env: [AUDIT_TOKEN]         # variables passed through from the runtime's environment
 //!   shell_tool: {network: true}    # the agent's bash tool
 //! hooks:
@@ -40,13 +41,25 @@ pub struct SandboxSettings {
     pub shell_tool: Widening,
 }
 
+/// The network a sandbox gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkChoice {
+    /// `off` / `false`: nothing reachable.
+    Off,
+    /// `true` / `on` / `proxy`: HTTP(S) through the egress proxy, which the SSRF guard of http
+    /// hooks polices.
+    Proxy,
+    /// `host`: the host's network, unguarded.
+    Host,
+}
+
 /// Paths, network and environment a sandbox gets beyond its defaults.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Widening {
     /// More writable paths (absolute).
     pub writable: Vec<PathBuf>,
-    /// `Some(true)`: the host's network; `Some(false)`: none; `None`: the default.
-    pub network: Option<bool>,
+    /// The network; `None`: the default.
+    pub network: Option<NetworkChoice>,
     /// Names of variables passed through from the runtime's environment.
     pub env: Vec<String>,
 }
@@ -139,6 +152,15 @@ fn switch(value: &Value) -> Option<bool> {
     }
 }
 
+fn network(value: &Value) -> Option<NetworkChoice> {
+    match (switch(value), value.as_str()) {
+        (Some(false), _) => Some(NetworkChoice::Off),
+        (Some(true), _) | (None, Some("proxy")) => Some(NetworkChoice::Proxy),
+        (None, Some("host")) => Some(NetworkChoice::Host),
+        _ => None,
+    }
+}
+
 fn sources(value: &Value, dir: &Path, at: &str, warn: Warn<'_>) -> Vec<(HookSource, Widening)> {
     let Some(map) = value.as_object() else {
         warn(
@@ -193,9 +215,12 @@ fn widening(value: &Value, dir: &Path, at: &str, warn: Warn<'_>) -> Widening {
         let here = format!("{at}.{key}");
         match key.as_str() {
             "writable" => widening.writable = paths(value, dir, &here, warn),
-            "network" => match switch(value) {
-                Some(on) => widening.network = Some(on),
-                None => warn(here, "must be true/false (or on/off); ignored".into()),
+            "network" => match network(value) {
+                Some(choice) => widening.network = Some(choice),
+                None => warn(
+                    here,
+                    "must be `off`, `proxy` (also true, on) or `host`; ignored".into(),
+                ),
             },
             "env" => widening.env = names(value, &here, warn),
             other => warn(here, format!("unknown key `{other}`; ignored")),
@@ -265,6 +290,16 @@ fn resolve(text: &str, dir: &Path) -> PathBuf {
     }
 }
 
+impl From<NetworkChoice> for tollgate_handlers::command::Network {
+    fn from(choice: NetworkChoice) -> Self {
+        match choice {
+            NetworkChoice::Off => Self::Off,
+            NetworkChoice::Proxy => Self::Proxy,
+            NetworkChoice::Host => Self::On,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,9 +338,9 @@ mod tests {
         let user = settings.for_source(HookSource::UserConfig);
         assert_eq!(user.writable[1], PathBuf::from("/etc/tollgate/logs"));
         assert!(user.writable[0].ends_with(".myrm"));
-        assert_eq!(user.network, Some(true));
+        assert_eq!(user.network, Some(NetworkChoice::Proxy));
         assert_eq!(user.env, ["TOKEN"]);
-        assert_eq!(settings.shell_tool.network, Some(true));
+        assert_eq!(settings.shell_tool.network, Some(NetworkChoice::Proxy));
         assert!(settings.shell_tool.writable.is_empty());
         let at: Vec<&str> = warnings.iter().map(|(a, _)| a.as_str()).collect();
         assert_eq!(

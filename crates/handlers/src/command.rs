@@ -37,7 +37,8 @@
 //! namespace of its own, so when the shell exits, or the hook is dropped (its deadline passed,
 //! the run was cancelled), every process it started is killed at once, `setsid` and double
 //! forks included; no capabilities, no new privileges; the network off for hooks from external
-//! sources (on for trusted ones). [`CommandHook::with_containment`] widens or narrows that
+//! sources (the host's network for trusted ones; admin config may give a hook HTTP(S) through
+//! an egress proxy that the SSRF guard of http hooks polices, [`Network::Proxy`]). [`CommandHook::with_containment`] widens or narrows that
 //! (admin config does, per source or per hook), or turns it off ([`Containment::Off`], admin
 //! config only). When this machine cannot build the sandbox, hooks from external sources do
 //! not run (a `refused` failure naming the missing kernel feature) and trusted ones run
@@ -149,6 +150,14 @@ impl CommandHook {
     #[must_use]
     pub fn with_containment(mut self, containment: Containment) -> Self {
         self.confinement = confine::Confinement::new(containment);
+        self
+    }
+
+    /// Networks a proxied hook ([`Network::Proxy`]) may reach although the SSRF guard refuses
+    /// them (admin config's `network.allow_cidrs`, for trusted sources).
+    #[must_use]
+    pub fn with_egress_allow(mut self, allow: &[ipnet::IpNet]) -> Self {
+        self.confinement.egress_allow = allow.to_vec();
         self
     }
 

@@ -54,6 +54,7 @@
 //! ```
 
 mod deliver;
+mod egress;
 mod error;
 mod guard;
 mod resolve;
@@ -73,6 +74,7 @@ use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{HookKind, Outcome};
 use url::Url;
 
+pub use egress::GuardedEgress;
 pub use error::HttpError;
 pub use guard::{Embedding, Reason, check_ip};
 pub use signature::{

@@ -21,7 +21,8 @@
 //! subagents:                             # agents `call_agent` may delegate to
 //!   analyst: {file: analyst.yaml, timeout_seconds: 60}
 //! sandbox:                               # the shell tool's OS sandbox (default: network off,
-//!   network: true                        #   only the workspace and /tmp writable)
+//!   network: true                        #   only the workspace and /tmp writable); true: HTTP(S)
+//!                                        #   to public addresses through a guarded proxy
 //!   writable: [~/.cache/pip]
 //! model_config_json:                     # the agent config of DESIGN.md §5
 //!   hooks:
@@ -140,7 +141,8 @@ struct AgentFileWire {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellSandbox {
-    /// The host's network for the shell tool.
+    /// HTTP(S) for the shell tool, through the sandbox's egress proxy, which the SSRF guard of
+    /// http hooks polices (public addresses only). Nothing else is reachable either way.
     #[serde(default)]
     pub network: bool,
     /// More writable paths: `~/…` is under `$HOME`, relative paths are relative to the agent

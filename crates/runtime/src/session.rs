@@ -43,6 +43,7 @@ use tollgate_core::{
     HooksMode, Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
+use tollgate_handlers::http::GuardedEgress;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
     Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
@@ -330,8 +331,14 @@ fn shell_policy(def: &AgentDef, settings: &SandboxSettings) -> Option<SandboxPol
         return None;
     }
     let admin = &settings.shell_tool;
-    let network = admin.network.unwrap_or(def.sandbox.network);
-    let mut policy = SandboxPolicy::new(if network { Network::On } else { Network::Off });
+    // The agent file may open HTTP(S) through the guarded proxy; only an admin file may give
+    // the host's network.
+    let network = match admin.network {
+        Some(choice) => choice.into(),
+        None if def.sandbox.network => Network::Proxy,
+        None => Network::Off,
+    };
+    let mut policy = SandboxPolicy::new(network);
     policy.hidden.extend(settings.hidden.iter().cloned());
     policy.writable.extend(def.sandbox.writable.iter().cloned());
     policy.writable.extend(admin.writable.iter().cloned());
@@ -543,7 +550,10 @@ impl<'s> Session<'s> {
             ));
         }
         let shell = match shell {
-            Some(policy) => ShellContainment::Sandbox(Sandbox::new(policy.writable(&workspace))),
+            Some(policy) => ShellContainment::Sandbox(
+                Sandbox::new(policy.writable(&workspace))
+                    .with_egress(Arc::new(GuardedEgress::default())),
+            ),
             None => ShellContainment::Off,
         };
         let bash = BashTool::new(shell).with_env(shell_env);

@@ -13,9 +13,10 @@ use tokio::net::unix::pipe;
 
 use crate::child::SandboxChild;
 use crate::discover::Launcher;
+use crate::egress::{Egress, NoEgress, Proxy};
 use crate::error::{Result, SandboxError};
 use crate::fdpass::send_fds;
-use crate::policy::Policy;
+use crate::policy::{Network, Policy};
 use crate::wire::{self, Done, Hello, Request, Setup};
 use crate::{Features, LAUNCHER_ARG};
 
@@ -91,6 +92,10 @@ pub(crate) struct Inner {
     /// The policy resolved once, at the first host: later hosts keep its paths and pins, so a
     /// command cannot move what they name.
     resolved: Mutex<Option<Policy>>,
+    /// Who admits the destinations of a proxied network ([`NoEgress`] when unset).
+    egress: std::sync::OnceLock<Arc<dyn Egress>>,
+    /// The egress proxy, started with the first host of a proxied sandbox.
+    proxy: Mutex<Option<Proxy>>,
 }
 
 impl Sandbox {
@@ -109,8 +114,18 @@ impl Sandbox {
                 unavailable: Mutex::new(None),
                 features: Mutex::new(None),
                 resolved: Mutex::new(None),
+                egress: std::sync::OnceLock::new(),
+                proxy: Mutex::new(None),
             }),
         }
+    }
+
+    /// Sets the policy that admits the destinations of a [`Network::Proxy`] sandbox (by
+    /// default nothing is admitted). Only the first call on a sandbox has an effect.
+    #[must_use]
+    pub fn with_egress(self, egress: Arc<dyn Egress>) -> Self {
+        let _ = self.inner.egress.set(egress);
+        self
     }
 
     /// The policy, as given.
@@ -188,7 +203,8 @@ impl Sandbox {
                 ),
             });
         }
-        match Host::start(launcher, &policy).await {
+        let egress = self.inner.egress_socket(&policy)?;
+        match Host::start(launcher, &policy, egress).await {
             Ok(host) => {
                 let first = lock(&self.inner.features)
                     .replace(host.features.clone())
@@ -233,6 +249,24 @@ impl Inner {
         }
     }
 
+    /// The egress proxy's socket when the network is proxied (the proxy starts at the first
+    /// call).
+    fn egress_socket(&self, policy: &Policy) -> Result<Option<PathBuf>> {
+        if policy.network != Network::Proxy {
+            return Ok(None);
+        }
+        let mut proxy = lock(&self.proxy);
+        if proxy.is_none() {
+            let egress = self
+                .egress
+                .get()
+                .cloned()
+                .unwrap_or_else(|| Arc::new(NoEgress));
+            *proxy = Some(Proxy::start(egress)?);
+        }
+        Ok(proxy.as_ref().map(Proxy::socket))
+    }
+
     /// Keeps an idle host for the next command (up to [`POOL`]).
     pub(crate) fn park(&self, host: Host) {
         let mut idle = lock(&self.idle);
@@ -272,7 +306,7 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    async fn start(launcher: &Launcher, policy: &Policy) -> Result<Host> {
+    async fn start(launcher: &Launcher, policy: &Policy, egress: Option<PathBuf>) -> Result<Host> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         let child = tokio::process::Command::new(launcher.exec())
             .arg(LAUNCHER_ARG)
@@ -291,6 +325,7 @@ impl Host {
         let mut control = UnixStream::from_std(ours)?;
         let hello = Hello {
             policy: policy.clone(),
+            egress,
         };
         let not_a_launcher = |e: &dyn std::fmt::Display| SandboxError::Unavailable {
             feature: "launcher".into(),

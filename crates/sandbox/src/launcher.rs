@@ -15,9 +15,13 @@
 //! `tollgate` binary does; so does the small `tollgate-sandbox` binary of this crate.
 
 #[cfg(target_os = "linux")]
+mod forward;
+#[cfg(target_os = "linux")]
 mod harden;
 #[cfg(target_os = "linux")]
 mod host;
+#[cfg(target_os = "linux")]
+mod loopback;
 #[cfg(target_os = "linux")]
 mod mountinfo;
 #[cfg(target_os = "linux")]

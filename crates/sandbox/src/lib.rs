@@ -15,7 +15,10 @@
 //!   killed too. A new session without controlling terminal; no new privileges; no
 //!   capabilities; a seccomp filter refuses new namespaces, mounts, keyrings, BPF, io_uring
 //!   and terminal input injection.
-//! - **Network**: with [`Network::Off`] a network namespace of its own with no interface up.
+//! - **Network**: with [`Network::Off`] a network namespace of its own with no interface up;
+//!   with [`Network::Proxy`] the same, plus an HTTP proxy on the sandbox's loopback whose
+//!   every connection an [`Egress`] policy admits or refuses ([`egress`]); with
+//!   [`Network::On`] the host's network.
 //! - **Environment**: exactly what [`SandboxCommand::env`] sets; the launcher itself starts
 //!   with an empty environment, and other processes' `/proc/<pid>/environ` are out of sight.
 //!
@@ -55,6 +58,8 @@ mod child;
 #[cfg(target_os = "linux")]
 mod client;
 mod discover;
+#[cfg(target_os = "linux")]
+pub mod egress;
 mod error;
 #[cfg(target_os = "linux")]
 mod fdpass;
@@ -65,6 +70,8 @@ mod wire;
 pub use child::SandboxChild;
 pub use client::{Sandbox, SandboxCommand};
 pub use discover::{LAUNCHER_BIN, LAUNCHER_ENV, Launcher};
+#[cfg(target_os = "linux")]
+pub use egress::{AdmitFuture, Egress, NoEgress, PROXY_PORT};
 pub use error::{Result, SandboxError};
 pub use launcher::{LAUNCHER_ARG, main_if_launcher};
 pub use policy::{
@@ -80,7 +87,8 @@ pub struct Features {
     pub landlock: LandlockStatus,
     /// Whether the seccomp filter is installed.
     pub seccomp: bool,
-    /// Whether the sandbox has a network namespace of its own (the policy's network is off).
+    /// Whether the sandbox has a network namespace of its own (the policy's network is off or
+    /// proxied).
     pub network_namespace: bool,
     /// Whether pseudo-terminals work inside.
     pub pseudo_terminals: bool,

@@ -75,6 +75,10 @@ pub enum Network {
     /// A network namespace of its own with no interface up: nothing is reachable, not even
     /// the host's loopback.
     Off,
+    /// A network namespace of its own whose only way out is an HTTP proxy in the runtime
+    /// ([`crate::egress`]): `http://` requests and `CONNECT` tunnels to destinations an
+    /// [`Egress`](crate::Egress) policy admits. Nothing else is reachable.
+    Proxy,
     /// The host's network, as the runtime has it.
     On,
 }

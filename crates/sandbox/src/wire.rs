@@ -17,6 +17,9 @@ pub(crate) const FDS_MARKER: u8 = b'F';
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Hello {
     pub policy: Policy,
+    /// The egress proxy's socket, for [`Network::Proxy`](crate::Network::Proxy).
+    #[serde(default)]
+    pub egress: Option<std::path::PathBuf>,
 }
 
 /// Launcher → client, once: the sandbox is ready, or why it is not.

@@ -172,7 +172,7 @@ fn check_shows_each_command_hooks_sandbox_as_admin_files_set_it() {
     assert_eq!(code, 0);
     assert_eq!(
         json["files"][1]["hooks"][0]["sandbox"],
-        serde_json::json!({"network": "on", "writable": ["/var/log/tollgate"]}),
+        serde_json::json!({"network": "proxy", "writable": ["/var/log/tollgate"]}),
         "{json:#}"
     );
 }

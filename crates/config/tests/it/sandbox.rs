@@ -41,7 +41,7 @@ fn admin_settings_widen_the_sandbox_of_a_source() {
     let assembled = assemble(&[admin], &[user]);
     assert_eq!(
         assembled.hooks[0].sandbox,
-        Some(json!({"network": "on", "writable": ["/var/log/hooks"]}))
+        Some(json!({"network": "proxy", "writable": ["/var/log/hooks"]}))
     );
 }
 
@@ -57,8 +57,8 @@ fn an_admin_hook_entry_turns_its_own_sandbox_off() {
     assert_eq!(assembled.hooks[0].sandbox, Some(json!("off")));
     assert_eq!(
         assembled.hooks[1].sandbox,
-        Some(json!({"network": "on", "writable": []})),
-        "trusted hooks keep the network by default"
+        Some(json!({"network": "host", "writable": []})),
+        "trusted hooks keep the host's network by default"
     );
 }
 

@@ -8,6 +8,8 @@ use std::sync::{Arc, OnceLock};
 use tollgate_protocol::HookSource;
 use tollgate_sandbox::{Launcher, Network, Policy, Sandbox};
 
+use crate::http::GuardedEgress;
+
 /// Environment variables a command hook gets from the runtime's environment (when set);
 /// everything else the runtime has (API keys, webhook secrets) is withheld unless config
 /// passes it through by name.
@@ -30,8 +32,9 @@ pub enum Containment {
 }
 
 impl Containment {
-    /// The default for hooks from `source`: sandboxed, network on for trusted sources (built-in,
-    /// agent config, admin config) and off for external ones (skills, plugins, user config).
+    /// The default for hooks from `source`: sandboxed, the host's network for trusted sources
+    /// (built-in, agent config, admin config) and none for external ones (skills, plugins, user
+    /// config).
     pub fn default_for(source: HookSource) -> Self {
         let network = if source.is_trusted() {
             Network::On
@@ -47,6 +50,8 @@ impl Containment {
 pub(super) struct Confinement {
     pub containment: Containment,
     pub launcher: Option<Launcher>,
+    /// Networks a proxied hook may reach although the SSRF guard refuses them.
+    pub egress_allow: Vec<ipnet::IpNet>,
     prepared: OnceLock<Result<Prepared, String>>,
 }
 
@@ -62,6 +67,7 @@ impl Confinement {
         Self {
             containment,
             launcher: None,
+            egress_allow: Vec::new(),
             prepared: OnceLock::new(),
         }
     }
@@ -79,8 +85,9 @@ impl Confinement {
                 .map_err(|e| format!("cannot create the hook's scratch directory: {e}"))?;
             let policy = policy.clone().writable(scratch.path()).readable(cwd);
             let launcher = self.launcher.clone().or_else(Launcher::find);
+            let egress = Arc::new(GuardedEgress::new(&self.egress_allow));
             Ok(Prepared {
-                sandbox: Sandbox::with_launcher(policy, launcher),
+                sandbox: Sandbox::with_launcher(policy, launcher).with_egress(egress),
                 scratch: Arc::new(scratch),
             })
         });

@@ -240,3 +240,48 @@ async fn admin_can_turn_the_sandbox_off_for_a_hook() {
         "x\n"
     );
 }
+
+/// An HTTP server answering every request with `ok`, on a thread.
+fn http_ok() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0_u8; 2048];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_proxied_hook_reaches_what_an_http_hook_of_its_source_could() {
+    let port = http_ok();
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!(
+        "code=$(curl -sS -m 5 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/); \
+         [ \"$code\" = 200 ] || {{ echo \"got $code\" >&2; exit 1; }}"
+    );
+    let proxied = || Containment::Sandbox(Policy::new(Network::Proxy));
+    // The SSRF guard refuses loopback...
+    let user = CommandHook::new("net", &line, HookSource::UserConfig)
+        .with_cwd(dir.path())
+        .with_containment(proxied());
+    let refused = dispatch(user, FailureMode::FailOpen).await;
+    let error = refused.runs[0].error.clone().unwrap_or_default();
+    assert!(error.contains("got 403"), "{:?}", refused.runs);
+    // ...unless admin config allows it for a trusted hook.
+    let admin = CommandHook::new("net", &line, HookSource::AdminConfig)
+        .with_cwd(dir.path())
+        .with_containment(proxied())
+        .with_egress_allow(&["127.0.0.0/8".parse().unwrap()]);
+    let allowed = dispatch(admin, FailureMode::FailClosed).await;
+    assert_eq!(
+        allowed.runs[0].status,
+        RunStatus::Completed,
+        "{:?}",
+        allowed.runs
+    );
+}

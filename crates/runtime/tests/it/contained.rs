@@ -102,21 +102,39 @@ async fn rm_rf_home_and_hard_links_from_the_shell_tool_harm_nothing_outside() {
 }
 
 #[tokio::test]
-async fn the_shell_tool_reaches_the_network_only_when_the_agent_allows_it() {
+async fn the_shell_tool_reaches_the_network_only_as_the_agent_and_admin_files_allow() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let script = format!("echo hello > /dev/tcp/127.0.0.1/{port} && echo sent\n");
-    for (extra, reached) in [("", false), ("sandbox: {network: true}\n", true)] {
+    let script = format!(
+        "curl -sS -m 2 -o /dev/null -w 'http %{{http_code}}\\n' http://127.0.0.1:{port}/ 2>&1 | head -c 200; \
+         (echo hello > /dev/tcp/127.0.0.1/{port}) 2>&1 && echo sent\n"
+    );
+    let host = HookFile::parse(
+        Path::new("admin.yaml"),
+        "sandbox:\n  shell_tool: {network: host}\n",
+        Trust::Admin,
+    )
+    .unwrap();
+    let cases = [
+        // No network: nothing is reachable, not even the host's loopback.
+        ("", vec![], "unreachable", false),
+        // HTTP(S) through the egress proxy, which the SSRF guard polices: loopback is refused.
+        ("sandbox: {network: true}\n", vec![], "http 403", false),
+        // An admin file may give the host's network.
+        ("", vec![host], "sent", true),
+    ];
+    for (extra, admin, expect, reached) in cases {
         let (_tmp, dir) = agent_dir();
         script_agent(&dir, &script, extra);
-        let (_, lines) = run_agent(&dir.join("agent.yaml"), "go", &Services::default()).await;
+        let services = Services {
+            admin: Arc::from(admin),
+            ..Services::default()
+        };
+        let (_, lines) = run_agent(&dir.join("agent.yaml"), "go", &services).await;
         let observed = shell_observation(&lines);
-        assert_eq!(observed.contains("sent"), reached, "{extra:?}: {observed}");
-        assert_eq!(listener.accept().is_ok(), reached, "{extra:?}");
-        if !reached {
-            assert!(observed.contains("Network is unreachable"), "{observed}");
-        }
+        assert!(observed.contains(expect), "{extra:?}: {observed}");
+        assert_eq!(listener.accept().is_ok(), reached, "{extra:?}: {observed}");
     }
 }
 

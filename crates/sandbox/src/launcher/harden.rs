@@ -28,7 +28,7 @@ pub(super) fn apply(policy: &Policy, pseudo_terminals: bool) -> Result<Features,
     Ok(Features {
         landlock,
         seccomp,
-        network_namespace: policy.network == crate::Network::Off,
+        network_namespace: policy.network != crate::Network::On,
         pseudo_terminals,
     })
 }

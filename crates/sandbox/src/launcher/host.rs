@@ -38,20 +38,21 @@ pub(super) fn main() -> ExitCode {
     // Dies with the outer launcher; nothing here may be read through /proc by a command.
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
     let _ = nix::sys::prctl::set_dumpable(false);
-    let features = match prepare() {
-        Ok(features) => features,
+    let (features, proxied) = match prepare() {
+        Ok(prepared) => prepared,
         Err(failure) => return report(&control, failure),
     };
     if write_frame(&control, &Setup::Ready(features)).is_err() {
         return ExitCode::from(1);
     }
-    match serve(&control) {
+    match serve(&control, proxied) {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::from(1),
     }
 }
 
-fn prepare() -> Result<crate::Features, Failure> {
+/// The view finished and the host hardened; also whether the network is proxied.
+fn prepare() -> Result<(crate::Features, bool), Failure> {
     let policy: Policy = std::env::var(POLICY_ENV)
         .ok()
         .and_then(|json| serde_json::from_str(&json).ok())
@@ -59,7 +60,8 @@ fn prepare() -> Result<crate::Features, Failure> {
     let pseudo_terminals = std::env::var(DEVPTS_ENV).is_ok_and(|v| v == "1");
     mount_proc()?;
     nix::unistd::setsid().map_err(|e| Failure::new("session", e))?;
-    harden::apply(&policy, pseudo_terminals)
+    let features = harden::apply(&policy, pseudo_terminals)?;
+    Ok((features, policy.network == crate::Network::Proxy))
 }
 
 /// A `/proc` of this PID namespace, with the kernel's tunables read-only.
@@ -109,11 +111,16 @@ enum Waited {
     ClientGone,
 }
 
-fn serve(control: &UnixStream) -> std::io::Result<()> {
+fn serve(control: &UnixStream, proxied: bool) -> std::io::Result<()> {
     let mut mask = SigSet::empty();
     mask.add(Signal::SIGCHLD);
     mask.thread_block()?;
     let children = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)?;
+    // After SIGCHLD is blocked: the relay threads inherit the mask, so the signal stays for
+    // the signalfd.
+    if proxied {
+        super::forward::start()?;
+    }
     loop {
         let Some(fds) = recv_fds(control.as_fd())? else {
             return Ok(());
@@ -121,6 +128,14 @@ fn serve(control: &UnixStream) -> std::io::Result<()> {
         let Some(request) = read_frame::<Request>(control)? else {
             return Ok(());
         };
+        let mut request = request;
+        if proxied {
+            for (key, value) in crate::egress::proxy_env() {
+                if !request.env.iter().any(|(k, _)| k == key) {
+                    request.env.push((key.to_owned(), value));
+                }
+            }
+        }
         let done = match run(request, fds, control, &children)? {
             Some(done) => done,
             None => return Ok(()),

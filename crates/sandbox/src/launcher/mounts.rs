@@ -50,8 +50,9 @@ struct Source {
     dir: bool,
 }
 
-/// Builds the view for `policy` (already [resolved](Policy::resolve)).
-pub(super) fn build(policy: &Policy) -> Result<Built> {
+/// Builds the view for `policy` (already [resolved](Policy::resolve)); `egress` is the egress
+/// proxy's socket, bound at [`SOCKET_IN_SANDBOX`](crate::egress::SOCKET_IN_SANDBOX).
+pub(super) fn build(policy: &Policy, egress: Option<&Path>) -> Result<Built> {
     // Private, not slave: a mount the host makes later (a home, removable media) must not
     // appear inside, writable and over the stand-ins.
     mount(
@@ -79,12 +80,17 @@ pub(super) fn build(policy: &Policy) -> Result<Built> {
     }
     let resolv = match policy.network {
         Network::On => run_target("/etc/resolv.conf").and_then(|p| open_source(&p).ok()),
-        Network::Off => None,
+        // A proxied sandbox resolves nothing itself: the proxy does.
+        Network::Off | Network::Proxy => None,
     };
+    let egress = egress.map(open_source).transpose()?;
     tmpfs("/tmp", &format!("mode=1777,size={}", policy.tmp_bytes))?;
     let staging = Staging::create()?;
     let built = staging.dev(&devices)?;
     mask_run(resolv.as_ref())?;
+    if let Some(socket) = &egress {
+        bind_onto(socket, Path::new(crate::egress::SOCKET_IN_SANDBOX))?;
+    }
     // Readable first: a writable path inside a readable one stays writable.
     for source in readable.iter().chain(&writable) {
         bind_onto(source, &source.path)?;

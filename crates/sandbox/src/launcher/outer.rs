@@ -77,20 +77,33 @@ pub(super) fn main() -> ExitCode {
     let Some(control) = control_socket() else {
         return ExitCode::from(2);
     };
-    let policy = match read_frame::<Hello>(&control) {
-        Ok(Some(hello)) => hello.policy,
+    let (policy, egress) = match read_frame::<Hello>(&control) {
+        Ok(Some(hello)) => (hello.policy, hello.egress),
         _ => return ExitCode::from(2),
     };
-    match prepare(&policy) {
+    match prepare(&policy, egress.as_deref()) {
         Ok(devpts) => start_host(&control, &policy, devpts),
         Err(failure) => report(&control, failure),
     }
 }
 
 /// Namespaces, maps and mounts; `Ok(true)` when pseudo-terminals work.
-fn prepare(policy: &Policy) -> Result<bool, Failure> {
+fn prepare(policy: &Policy, egress: Option<&std::path::Path>) -> Result<bool, Failure> {
     enter_namespaces(policy.network)?;
-    let built = mounts::build(policy).map_err(|e| Failure::new("filesystem", e.0))?;
+    if policy.network == Network::Proxy {
+        super::loopback::up().map_err(|e| Failure::new("network_namespace", e))?;
+    }
+    let egress = match (policy.network, egress) {
+        (Network::Proxy, None) => {
+            return Err(Failure::new(
+                "launcher",
+                "a proxied network needs the egress socket",
+            ));
+        }
+        (Network::Proxy, socket) => socket,
+        _ => None,
+    };
+    let built = mounts::build(policy, egress).map_err(|e| Failure::new("filesystem", e.0))?;
     let _ = nix::unistd::sethostname("tollgate-sandbox");
     keep_capabilities_across_exec()?;
     Ok(built.devpts)
@@ -110,7 +123,7 @@ fn enter_namespaces(network: Network) -> Result<(), Failure> {
         (CloneFlags::CLONE_NEWIPC, "ipc_namespace"),
         (CloneFlags::CLONE_NEWUTS, "uts_namespace"),
     ];
-    if network == Network::Off {
+    if network != Network::On {
         wanted.push((CloneFlags::CLONE_NEWNET, "network_namespace"));
     }
     for (flag, feature) in wanted {

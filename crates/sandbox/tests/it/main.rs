@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod containment;
+mod egress;
 mod processes;
 mod regressions;
 mod unprivileged;
