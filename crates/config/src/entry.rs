@@ -157,7 +157,7 @@ fn check_keys(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Resul
         }
     }
     let kind = kinds[0];
-    // DESIGN.md §5: skills declare `script`, `url` or `llm` hooks. A class runs in-process with
+    // Skills declare `script`, `url` or `llm` hooks (docs/config.md). A class runs in-process with
     // the runtime's rights (it opens files, keeps state), which an untrusted skill must not get.
     if kind == "class" && ctx.source == HookSource::Skill {
         return Err(ctx.warn(

@@ -1,4 +1,4 @@
-//! tollgate's declarative configuration (DESIGN.md §5): SKILL.md frontmatter, agent config
+//! tollgate's declarative configuration (`docs/config.md`): SKILL.md frontmatter, agent config
 //! JSON and hook files (YAML) into typed [`HookSpec`]s plus [`Warning`]s, and from specs to a
 //! [`RegistryBuilder`](tollgate_core::RegistryBuilder) with an [`Assembler`].
 //!

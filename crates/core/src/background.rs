@@ -1,4 +1,4 @@
-//! The bounded queue that fire-and-forget hooks are detached onto (DESIGN.md §2 rule 6).
+//! The bounded queue that fire-and-forget hooks are detached onto (notification events never wait for them; `docs/architecture.md`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

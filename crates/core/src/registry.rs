@@ -48,7 +48,7 @@ impl Default for HookTimeout {
     }
 }
 
-/// How the hooks of one event run (DESIGN.md §2 rules 3, 5 and 6).
+/// How the hooks of one event run (blocking, result and notification events; `docs/architecture.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DispatchMode {
     /// Sequential waterfall; the first deny stops the chain (`pre_tool_use`, `user_turn`,

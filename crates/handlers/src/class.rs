@@ -14,7 +14,7 @@
 //! Params are parsed strictly: an unknown key or a value of the wrong type is a
 //! [`ClassError::BadParams`] naming the class and the field, never silently ignored. `null`
 //! params mean the class defaults (an error for classes with a required param). An unknown
-//! class or bad params make the agent fail to build (DESIGN.md §3: fail closed).
+//! class or bad params make the agent fail to build (fail closed).
 //!
 //! Params of each class, with examples: `docs/class-hooks.md`.
 

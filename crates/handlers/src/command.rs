@@ -1,4 +1,4 @@
-//! Command hooks: one shell line, run as `/bin/bash -c <line>` (DESIGN.md §3 says `/bin/sh`;
+//! Command hooks: one shell line, run as `/bin/bash -c <line>` (not `/bin/sh`;
 //! see below).
 //!
 //! The payload reaches the process as data only:

@@ -1,4 +1,4 @@
-//! HTTP hooks: the payload POSTed as JSON to a webhook (DESIGN.md §3).
+//! HTTP hooks: the payload POSTed as JSON to a webhook (`docs/http-hooks.md`).
 //!
 //! # Request
 //!

@@ -1,6 +1,6 @@
 //! LLM hooks: a condition in natural language, judged by a model through an OpenAI-compatible
 //! [Chat Completions](https://platform.openai.com/docs/api-reference/chat/create) endpoint
-//! (OpenAI, vLLM, Ollama, llama.cpp, …) (DESIGN.md §3).
+//! (OpenAI, vLLM, Ollama, llama.cpp, …) (`docs/llm-hooks.md`).
 //!
 //! # The request
 //!

@@ -9,7 +9,7 @@ use crate::error::ProtocolError;
 /// A lifecycle point at which hooks run.
 ///
 /// The canonical name of each event is its `snake_case` spelling (see [`Event::as_str`]).
-/// [`Event::from_str`] also accepts the aliases of DESIGN.md §1, which follow
+/// [`Event::from_str`] also accepts the aliases listed in `docs/architecture.md`, which follow
 /// [Claude Code's hook event names](https://code.claude.com/docs/en/hooks):
 ///
 /// | alias | event |

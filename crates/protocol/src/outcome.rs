@@ -222,7 +222,7 @@ impl From<Decision> for Outcome {
     }
 }
 
-/// The kind of a hook (DESIGN.md §3).
+/// The kind of a hook (`docs/architecture.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HookKind {
@@ -251,7 +251,7 @@ impl HookKind {
     }
 }
 
-/// Where a hook came from (DESIGN.md §1). The first three are trusted, the rest external.
+/// Where a hook came from (`docs/architecture.md`). The first three are trusted, the rest external.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HookSource {

@@ -24,7 +24,7 @@
 //!   network: true                        #   only the workspace and /tmp writable); true: HTTP(S)
 //!                                        #   to public addresses through a guarded proxy
 //!   writable: [~/.cache/pip]
-//! model_config_json:                     # the agent config of DESIGN.md §5
+//! model_config_json:                     # the agent config (docs/config.md)
 //!   hooks:
 //!     class_hooks: [{class: ReadOnlyGuard, params: {readonly_orgs: [org-7]}}]
 //!     require_confirmation_for_all: false

@@ -63,7 +63,7 @@ impl Secret {
     /// decoded from hex or base64). A value that is only whitespace counts as empty.
     ///
     /// Literal secrets are refused: a secret written into a hook file ends up in repositories
-    /// and logs (DESIGN.md §3: secrets come from `${ENV}`).
+    /// and logs (secrets come from `${ENV}` only).
     ///
     /// # Errors
     /// [`HttpError::SecretNotEnvReference`] when the spec is not one reference;

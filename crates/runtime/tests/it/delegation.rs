@@ -107,7 +107,7 @@ async fn the_child_builds_its_own_registry_and_both_are_dropped() {
     );
     assert_eq!(parent_pre[0].2["tool_name"], "call_agent");
 
-    // subagent_start / subagent_stop went through the parent's hooks with DESIGN §1 fields.
+    // subagent_start / subagent_stop went through the parent's hooks with the payload's common fields.
     let start = seen
         .iter()
         .find(|(_, _, p)| p["event"] == "subagent_start")
