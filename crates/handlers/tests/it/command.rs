@@ -497,7 +497,7 @@ async fn arguments_in_a_tab_indented_heredoc_still_expand_to_the_payload() {
 }
 
 #[tokio::test]
-async fn the_issues_jq_example_runs_as_an_external_hook() {
+async fn the_documented_jq_example_runs_as_an_external_hook() {
     let setup = Setup::new();
     let line = r#"jq -r .tool_name <<<"$HOOK_PAYLOAD" | grep -q '^bash_' && echo '{}'"#;
     let hook = CommandHook::new("jq", line, HookSource::Skill).with_cwd(setup.dir.path());
