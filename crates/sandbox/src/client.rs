@@ -190,7 +190,9 @@ impl Sandbox {
         let Some(launcher) = &self.inner.launcher else {
             return Err(self.inner.remember_unavailable(
                 "launcher",
-                "no launcher program found (set TOLLGATE_SANDBOX_LAUNCHER)",
+                "no launcher program found: the tollgate binary is its own launcher; a program \
+                 embedding tollgate needs the tollgate-sandbox binary next to it or named by \
+                 TOLLGATE_SANDBOX_LAUNCHER (cargo build -p tollgate-sandbox)",
             ));
         };
         let policy = self.inner.resolved()?;
