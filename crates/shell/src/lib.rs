@@ -99,45 +99,61 @@ mod arguments;
 mod braces;
 mod commands;
 mod error;
+pub mod limits;
 mod model;
 mod parse;
 mod paths;
 mod rules;
 mod source;
+mod syntax;
 mod walk;
 mod word;
 
+use std::rc::Rc;
+
 pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
+pub use limits::MAX_COMMAND_BYTES;
 pub use model::{Analysis, Finding, Profile, Severity, Verdict};
 pub use rules::{Rule, rules};
 
+use rules::RuleId;
 use source::Source;
 use walk::Analyzer;
-
-/// Longest command line analysed (64 KiB); longer ones block with `analysis-limit`, so
-/// that analysis time stays bounded (a few milliseconds) whatever the input.
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// Analyses `command` (one shell command line, possibly several lines with heredocs) for
 /// `profile`.
 ///
-/// Never fails and never panics on any input: what cannot be analysed blocks (`parse-error`,
-/// `analysis-limit`, also for commands longer than [`MAX_COMMAND_BYTES`]). Cost is about
-/// linear in the command's length (tens of microseconds for a typical hook command, tens of
-/// milliseconds at the size limit).
+/// Never fails, never panics and never recurses in proportion to the input (it is safe on a
+/// thread with a small stack): what cannot be analysed blocks (`parse-error`, or
+/// `analysis-limit` past one of the [`limits`], for example for commands longer than
+/// [`MAX_COMMAND_BYTES`]). Time and memory are bounded by those limits: a few tens of
+/// microseconds for a typical hook command, a few hundred milliseconds for the costliest
+/// inputs near the size limit (see `docs/shell-analyzer.md`).
 pub fn analyze(command: &str, profile: Profile) -> Analysis {
-    let mut analyzer = Analyzer::new(profile);
+    let src = Source::top(command);
+    let mut analyzer = Analyzer::new(profile, Rc::clone(&src.budget));
     if command.len() > MAX_COMMAND_BYTES {
         analyzer.report(
-            rules::RuleId::AnalysisLimit,
+            RuleId::AnalysisLimit,
             0..command.len(),
             format!("the command is longer than {MAX_COMMAND_BYTES} bytes"),
         );
     } else {
-        analyzer.source(&Source::top(command), 0, 0..command.len());
+        analyzer.source(&src, 0, 0..command.len());
     }
+    let stopped = analyzer.stopped;
     let mut findings = analyzer.findings;
+    if let Some(exceeded) = src.budget.exceeded() {
+        findings.push(limit_finding(
+            profile,
+            exceeded.span.0..exceeded.span.1,
+            exceeded.what.message(),
+        ));
+    } else if stopped {
+        let message = limits::Limit::Findings.message();
+        findings.push(limit_finding(profile, 0..command.len(), message));
+    }
     findings.sort_by(|a, b| {
         (a.span.start, a.rule, a.span.end).cmp(&(b.span.start, b.rule, b.span.end))
     });
@@ -151,5 +167,17 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
         profile,
         verdict,
         findings,
+        work: src.budget.work(),
+    }
+}
+
+/// The `analysis-limit` finding for a budget that ran out, over `span`.
+fn limit_finding(profile: Profile, span: std::ops::Range<usize>, why: String) -> Finding {
+    let rule = RuleId::AnalysisLimit.rule();
+    Finding {
+        rule: rule.id,
+        verdict: rule.severity.verdict(profile).unwrap_or(Verdict::Block),
+        span,
+        message: format!("the analysis stopped: {why}"),
     }
 }

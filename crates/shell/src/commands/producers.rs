@@ -1,6 +1,7 @@
 //! Code that a shell or interpreter reads from another command: pipes, process
 //! substitutions, heredocs and here-strings; what produced it decides the rule.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use tree_sitter::Node;
@@ -9,8 +10,9 @@ use super::code::{joined, nested};
 use super::wrappers::unwrap as wrappers_unwrap;
 use crate::rules::RuleId;
 use crate::source::Mapped;
-use crate::walk::{Analyzer, Call, Cx, Stdin, descendants};
-use crate::word::{Word, mapped_node};
+use crate::syntax::{descendants, fields, named_children};
+use crate::walk::{Analyzer, Call, Cx, Stdin};
+use crate::word::{Word, mapped_heredoc, mapped_node};
 
 /// Who reads code from standard input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,16 +56,13 @@ pub(super) fn stdin_code(
             );
         }
         Stdin::Here(node) => here_code(a, cx, node, call, reader, who),
-        Stdin::Pipe { from, here } => {
-            // Every earlier stage of the pipeline, not only the last one (`curl | tee | sh`).
-            let mut nodes: Vec<Node<'_>> =
-                std::iter::successors(Some(from), |n| n.prev_named_sibling())
-                    .filter(|_| from.parent().is_some_and(|p| p.kind() == "pipeline"))
-                    .collect();
-            nodes.push(from);
-            nodes.extend(here);
+        Stdin::Pipe {
+            from,
+            here,
+            pipeline,
+        } => {
             let span = cx.src.orig(from.byte_range()).start..call.span.end;
-            let producer = producer(cx, &nodes);
+            let producer = upstream(a, cx, from, here, pipeline);
             let text = (producer == Producer::Other)
                 .then(|| static_output(cx, from, here))
                 .flatten();
@@ -80,6 +79,121 @@ pub(super) fn stdin_code(
                     ),
                 }),
             }
+        }
+    }
+}
+
+/// What feeds a reader of `from`'s output: `from` itself and every earlier stage of its
+/// pipeline (`curl | tee | sh`), nearest first, then the heredoc `here`; the first decoder,
+/// else the first download.
+fn upstream(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    from: Node<'_>,
+    here: Option<Node<'_>>,
+    pipeline: Option<(Node<'_>, usize)>,
+) -> Producer {
+    let stages = match pipeline {
+        Some((pipeline, index)) => a.upstream.of(cx, pipeline, index, from),
+        None => producer(cx, &[from]),
+    };
+    let here = here.map_or(Producer::Other, |h| producer(cx, &[h]));
+    Producer::first(stages, here)
+}
+
+/// What pipeline stages produce, remembered while their tree is walked, so that a pipeline
+/// of readers (`x | sh | sh | …`) scans each stage once and folds each prefix once.
+#[derive(Debug, Default)]
+pub(crate) struct Upstream {
+    /// By stage node id.
+    stages: HashMap<usize, Producer>,
+    /// By pipeline node id and stage index: what stages `index`, `index - 1`, …, 0 produce.
+    prefixes: HashMap<(usize, usize), Producer>,
+    /// Keys in the order they were added: (stage id) or (pipeline id, index).
+    log: Vec<(usize, Option<usize>)>,
+}
+
+impl Upstream {
+    /// A mark to [`forget`](Self::forget) back to.
+    pub fn mark(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Forgets what was learnt since `mark` (node ids are addresses, reused once a tree is
+    /// freed).
+    pub fn forget(&mut self, mark: usize) {
+        for key in self.log.drain(mark.min(self.log.len())..) {
+            match key {
+                (stage, None) => self.stages.remove(&stage),
+                (pipeline, Some(index)) => self.prefixes.remove(&(pipeline, index)),
+            };
+        }
+    }
+
+    /// What stages `index` (which is `stage`) down to 0 of `pipeline` produce.
+    fn of(
+        &mut self,
+        cx: Cx<'_, '_>,
+        pipeline: Node<'_>,
+        index: usize,
+        stage: Node<'_>,
+    ) -> Producer {
+        let key = (pipeline.id(), index);
+        if let Some(known) = self.prefixes.get(&key) {
+            return known.clone();
+        }
+        let below = match index.checked_sub(1) {
+            None => Producer::Other,
+            Some(prev) => match self.prefixes.get(&(pipeline.id(), prev)) {
+                Some(known) => known.clone(),
+                None => self.fold(cx, pipeline, prev),
+            },
+        };
+        let found = Producer::first(self.stage(cx, stage), below);
+        self.remember_prefix(key, found.clone());
+        found
+    }
+
+    /// Folds stages 0 to `last` of `pipeline`, remembering every prefix.
+    fn fold(&mut self, cx: Cx<'_, '_>, pipeline: Node<'_>, last: usize) -> Producer {
+        let mut found = Producer::Other;
+        for (i, stage) in named_children(pipeline)
+            .into_iter()
+            .take(last + 1)
+            .enumerate()
+        {
+            found = Producer::first(self.stage(cx, stage), found);
+            self.remember_prefix((pipeline.id(), i), found.clone());
+        }
+        found
+    }
+
+    fn remember_prefix(&mut self, key: (usize, usize), found: Producer) {
+        if self.prefixes.insert(key, found).is_none() {
+            self.log.push((key.0, Some(key.1)));
+        }
+    }
+
+    fn stage(&mut self, cx: Cx<'_, '_>, stage: Node<'_>) -> Producer {
+        if let Some(known) = self.stages.get(&stage.id()) {
+            return known.clone();
+        }
+        let found = producer(cx, &[stage]);
+        self.stages.insert(stage.id(), found.clone());
+        self.log.push((stage.id(), None));
+        found
+    }
+}
+
+impl Producer {
+    /// What `first`, then `then` produce together: the first decoder, else the first
+    /// download.
+    fn first(first: Producer, then: Producer) -> Producer {
+        match (&first, &then) {
+            (Producer::Decoder(_), _) => first,
+            (_, Producer::Decoder(_)) => then,
+            (Producer::Fetcher(_), _) => first,
+            _ => then,
         }
     }
 }
@@ -153,16 +267,25 @@ fn here_text(cx: Cx<'_, '_>, node: Node<'_>) -> Option<Mapped> {
         return Some(m);
     }
     match children.iter().find(|c| c.kind() == "heredoc_body") {
-        Some(body) => mapped_node(cx.src, *body),
+        Some(body) => mapped_heredoc(cx.src, node, *body),
         None => Some(Mapped::default()),
     }
 }
 
-/// What the commands in `nodes` (and everything inside them) do to their output.
+/// What the commands in `nodes` (and everything inside them) do to their output. Every node
+/// looked at costs a unit of work.
 pub(super) fn producer(cx: Cx<'_, '_>, nodes: &[Node<'_>]) -> Producer {
     let mut found = Producer::Other;
     for node in nodes {
-        for command in descendants(*node).filter(|n| n.kind() == "command") {
+        let span = cx.src.orig(node.byte_range());
+        let mut within = true;
+        let commands = descendants(*node)
+            .take_while(|_| {
+                within = within && cx.src.budget.charge(1, span.clone());
+                within
+            })
+            .filter(|n| n.kind() == "command");
+        for command in commands {
             let words = command_words(cx, command);
             let Some((base, args)) = wrappers_unwrap(&words) else {
                 continue;
@@ -180,9 +303,8 @@ pub(super) fn producer(cx: Cx<'_, '_>, nodes: &[Node<'_>]) -> Producer {
 
 pub(super) fn command_words<'t>(cx: Cx<'_, '_>, command: Node<'t>) -> Vec<Word<'t>> {
     let mut words = Vec::new();
-    let mut cursor = command.walk();
-    for (i, child) in command.children(&mut cursor).enumerate() {
-        match command.field_name_for_child(i as u32) {
+    for (field, child) in fields(command) {
+        match field {
             Some("name") => {
                 if let Some(word) = child.named_child(0) {
                     words.push(Word::read(cx.src, word));

@@ -1,6 +1,6 @@
 //! Commands that run another command: the wrapped command is checked in its own right.
 
-use super::{at, check as check_command, first_operand};
+use super::{at, first_operand, wrapped};
 use crate::paths;
 use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call, Cx};
@@ -74,7 +74,7 @@ fn inner(
         let coproc = words.first().and_then(Word::lit) == Some("coproc");
         let rest = group_body(rest, coproc);
         if !rest.is_empty() {
-            check_command(a, cx, rest, &at(call, &rest[0]));
+            wrapped(a, cx, rest, &at(call, &rest[0]));
         }
     }
 }
@@ -439,7 +439,7 @@ fn watch(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
         redirects: Vec::new(),
     };
     if exec {
-        check_command(a, cx, &w[i..], &call);
+        wrapped(a, cx, &w[i..], &call);
     } else {
         super::code::code_words(a, cx, &w[i..], "the `watch` command");
     }
@@ -511,7 +511,7 @@ fn xargs(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     }
     let mut inner_call = at(call, &command[0]);
     inner_call.stdin = crate::walk::Stdin::Opaque;
-    check_command(a, cx, &inner, &inner_call);
+    wrapped(a, cx, &inner, &inner_call);
 }
 
 /// `find [-H|-L|-P] ROOT… EXPRESSION`: `-exec`/`-execdir`/`-ok`/`-okdir` commands, with `{}`
@@ -569,7 +569,7 @@ fn find(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
                     .map(|x| placeholder(x, root))
                     .collect();
                 if !inner.is_empty() {
-                    check_command(a, cx, &inner, &at(call, &inner[0]));
+                    wrapped(a, cx, &inner, &at(call, &inner[0]));
                 }
                 i = end;
             }
@@ -641,5 +641,5 @@ fn parallel(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
         ),
         None => inner.push(Word::input(call.span.clone())),
     }
-    check_command(a, cx, &inner, &at(call, &command[0]));
+    wrapped(a, cx, &inner, &at(call, &command[0]));
 }
