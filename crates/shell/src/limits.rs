@@ -36,7 +36,7 @@ pub const MAX_PARSE_STEPS: u64 = 4096;
 /// Bytes the parser reads across all parses of one analysis, re-reads included (the
 /// tree-sitter-bash scanner can re-read the rest of the text for every token of some
 /// malformed inputs).
-pub const MAX_LEXED_BYTES: usize = 1024 * 1024;
+pub const MAX_LEXED_BYTES: usize = 6 * MAX_COMMAND_BYTES;
 
 /// Rounds of line-continuation joining (`\<newline>`) of one text.
 pub const MAX_JOIN_ROUNDS: usize = 4;
