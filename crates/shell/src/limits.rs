@@ -43,7 +43,7 @@ pub const MAX_JOIN_ROUNDS: usize = 4;
 
 /// Analysis work across one analysis, in units of about one syntax node or one byte of word
 /// text (see [`Budget::charge`]).
-pub const MAX_WORK: u64 = 4 * 1024 * 1024;
+pub const MAX_WORK: u64 = 2 * 1024 * 1024;
 
 /// Bytes of variable values and positional parameters substituted into words across one
 /// analysis (`X=$X$X` doubles a value with every assignment).
@@ -141,6 +141,9 @@ impl Budget {
     /// [`MAX_WORK`] is spent. One unit is about one syntax node visited or one byte of word
     /// text decoded or matched.
     pub fn charge(&self, units: usize, span: Range<usize>) -> bool {
+        if self.exhausted() {
+            return false;
+        }
         let work = self.work.get().saturating_add(units as u64);
         self.work.set(work);
         if work > MAX_WORK {
@@ -166,6 +169,9 @@ impl Budget {
     /// Spends `bytes` of substituted values; false (and the analysis stops) once
     /// [`MAX_EXPANSION_BYTES`] is spent.
     pub fn expand(&self, bytes: usize, span: Range<usize>) -> bool {
+        if self.exhausted() {
+            return false;
+        }
         let expanded = self.expanded.get().saturating_add(bytes);
         self.expanded.set(expanded);
         if expanded > MAX_EXPANSION_BYTES {
@@ -200,6 +206,9 @@ mod tests {
         assert!(!budget.expand(MAX_EXPANSION_BYTES + 1, 4..5));
         let exceeded = budget.exceeded().unwrap();
         assert_eq!((exceeded.what, exceeded.span), (Limit::Work, (2, 3)));
+        // Nothing more is spent once the analysis stopped.
+        assert!(!budget.charge(5, 6..7));
+        assert_eq!(budget.work(), MAX_WORK + 10);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::rc::Rc;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 use crate::limits::{self, Budget, MAX_FINDINGS, MAX_JOIN_ROUNDS, MAX_NESTING, MAX_TREE_DEPTH};
 use crate::model::{Finding, Profile};
@@ -111,6 +111,28 @@ enum Task<'t> {
     },
     /// A heredoc redirect `node` of the command `owner`.
     Heredoc { node: Node<'t>, owner: Node<'t> },
+    /// The named children of `parent` from the one `cursor` is on: one task per node of any
+    /// width, so the stack holds about one task per level, not per node.
+    Children {
+        cursor: TreeCursor<'t>,
+        parent: Node<'t>,
+        stdin: Stdin<'t>,
+        kind: Children<'t>,
+    },
+}
+
+/// How the children of a [`Task::Children`] are visited.
+#[derive(Clone, Copy)]
+enum Children<'t> {
+    /// Each with the task's standard input.
+    Plain,
+    /// The parts of a command: heredoc redirects as [`Task::Heredoc`], the rest with no input.
+    CommandParts,
+    /// Pipeline stages: each reads the one before; `index` is the current one's.
+    Stages { index: usize },
+    /// The redirects of a statement (its other children are skipped): heredocs of the command
+    /// `owner` as [`Task::Heredoc`], the rest with no input.
+    Redirects { owner: Option<Node<'t>> },
 }
 
 /// The tasks still to run, with the tree depth of each.
@@ -272,11 +294,13 @@ impl Analyzer {
                 Task::Visit { node, .. } | Task::Tail { node, .. } | Task::Heredoc { node, .. } => {
                     *node
                 }
+                Task::Children { parent, .. } => *parent,
             };
             if !self.budget.charge(1, cx.src.orig(node.byte_range())) {
                 return;
             }
-            if depth >= MAX_TREE_DEPTH && !matches!(task, Task::Heredoc { .. }) {
+            let checked = matches!(task, Task::Visit { .. } | Task::Tail { .. });
+            if depth >= MAX_TREE_DEPTH && checked {
                 self.report(
                     RuleId::AnalysisLimit,
                     cx.src.orig(node.byte_range()),
@@ -306,6 +330,15 @@ impl Analyzer {
                 Task::Heredoc { node, owner } => {
                     self.depth = depth;
                     self.heredoc(node, owner, &mut tasks);
+                }
+                Task::Children {
+                    cursor,
+                    parent,
+                    stdin,
+                    kind,
+                } => {
+                    self.depth = depth;
+                    next_child(cursor, parent, stdin, kind, depth, &mut tasks);
                 }
             }
             // Children were pushed in document order with the depth they run at; run them
@@ -373,50 +406,35 @@ impl Analyzer {
 
     /// Queues the named children of `node`, each with standard input `stdin`.
     fn children<'t>(&mut self, node: Node<'t>, stdin: Stdin<'t>, tasks: &mut Tasks<'t>) {
-        for child in named_children(node) {
-            let visit = Task::Visit {
-                node: child,
-                parent: Some(node),
-                stdin,
-            };
-            tasks.push((visit, self.depth));
-        }
+        self.queue_children(node, stdin, Children::Plain, tasks);
     }
 
     /// Queues the parts of a command node: arguments (for substitutions inside them),
     /// assignments, redirects.
     fn command_parts<'t>(&mut self, node: Node<'t>, tasks: &mut Tasks<'t>) {
-        for child in named_children(node) {
-            let task = if child.kind() == "heredoc_redirect" {
-                Task::Heredoc {
-                    node: child,
-                    owner: node,
-                }
-            } else {
-                Task::Visit {
-                    node: child,
-                    parent: Some(node),
-                    stdin: Stdin::Opaque,
-                }
-            };
-            tasks.push((task, self.depth));
-        }
+        self.queue_children(node, Stdin::Opaque, Children::CommandParts, tasks);
     }
 
     fn pipeline<'t>(&mut self, node: Node<'t>, stdin: Stdin<'t>, tasks: &mut Tasks<'t>) {
-        let mut input = stdin;
-        for (i, stage) in named_children(node).into_iter().enumerate() {
-            let visit = Task::Visit {
-                node: stage,
-                parent: Some(node),
-                stdin: input,
+        self.queue_children(node, stdin, Children::Stages { index: 0 }, tasks);
+    }
+
+    fn queue_children<'t>(
+        &mut self,
+        node: Node<'t>,
+        stdin: Stdin<'t>,
+        kind: Children<'t>,
+        tasks: &mut Tasks<'t>,
+    ) {
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() && (cursor.node().is_named() || next_named(&mut cursor)) {
+            let children = Task::Children {
+                cursor,
+                parent: node,
+                stdin,
+                kind,
             };
-            tasks.push((visit, self.depth));
-            input = Stdin::Pipe {
-                from: stage,
-                here: None,
-                pipeline: Some((node, i)),
-            };
+            tasks.push((children, self.depth));
         }
     }
 
@@ -462,20 +480,12 @@ impl Analyzer {
             };
             tasks.push((tail, self.depth));
         }
-        for redirect in redirects {
-            let task = match (redirect.kind(), body) {
-                ("heredoc_redirect", Some(owner)) => Task::Heredoc {
-                    node: redirect,
-                    owner,
-                },
-                _ => Task::Visit {
-                    node: redirect,
-                    parent: Some(node),
-                    stdin: Stdin::Opaque,
-                },
-            };
-            tasks.push((task, self.depth));
-        }
+        self.queue_children(
+            node,
+            Stdin::Opaque,
+            Children::Redirects { owner: body },
+            tasks,
+        );
     }
 
     /// Visits `node`, applying a statement's redirections to the command they belong to: bash
@@ -555,4 +565,72 @@ impl Analyzer {
             tasks.push((visit, self.depth));
         }
     }
+}
+
+/// Runs a [`Task::Children`]: queues the child `cursor` is on, then the task for the rest.
+fn next_child<'t>(
+    mut cursor: TreeCursor<'t>,
+    parent: Node<'t>,
+    stdin: Stdin<'t>,
+    kind: Children<'t>,
+    depth: usize,
+    tasks: &mut Tasks<'t>,
+) {
+    let child = cursor.node();
+    let visit = |stdin| Task::Visit {
+        node: child,
+        parent: Some(parent),
+        stdin,
+    };
+    let (task, rest) = match kind {
+        Children::Plain => (Some(visit(stdin)), (stdin, kind)),
+        Children::CommandParts if child.kind() == "heredoc_redirect" => {
+            let heredoc = Task::Heredoc {
+                node: child,
+                owner: parent,
+            };
+            (Some(heredoc), (stdin, kind))
+        }
+        Children::CommandParts => (Some(visit(Stdin::Opaque)), (stdin, kind)),
+        Children::Stages { index } => {
+            let next = Stdin::Pipe {
+                from: child,
+                here: None,
+                pipeline: Some((parent, index)),
+            };
+            (
+                Some(visit(stdin)),
+                (next, Children::Stages { index: index + 1 }),
+            )
+        }
+        Children::Redirects { .. } if cursor.field_name() != Some("redirect") => {
+            (None, (stdin, kind))
+        }
+        Children::Redirects { owner: Some(owner) } if child.kind() == "heredoc_redirect" => {
+            let heredoc = Task::Heredoc { node: child, owner };
+            (Some(heredoc), (stdin, kind))
+        }
+        Children::Redirects { .. } => (Some(visit(Stdin::Opaque)), (stdin, kind)),
+    };
+    tasks.extend(task.map(|task| (task, depth)));
+    if next_named(&mut cursor) {
+        let (stdin, kind) = rest;
+        let more = Task::Children {
+            cursor,
+            parent,
+            stdin,
+            kind,
+        };
+        tasks.push((more, depth));
+    }
+}
+
+/// Moves `cursor` to its next named sibling; false when there is none.
+fn next_named(cursor: &mut TreeCursor<'_>) -> bool {
+    while cursor.goto_next_sibling() {
+        if cursor.node().is_named() {
+            return true;
+        }
+    }
+    false
 }

@@ -12,7 +12,7 @@ use crate::{braces, commands, paths};
 
 /// Work units charged for compiling one glob of a write target (some microseconds, where a
 /// unit is some tens of nanoseconds).
-const GLOB_UNITS: usize = 256;
+const GLOB_UNITS: usize = 2048;
 
 impl Analyzer {
     /// Builds the words of a command node and checks it.
