@@ -64,7 +64,7 @@
 //! | id | severity | catches |
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
-//! | `analysis-limit` | block | a command longer than 64 KiB, more than 8 nested shell strings, or a syntax tree more than 200 levels deep |
+//! | `analysis-limit` | block | input past one of the [`limits`]: a command longer than 64 KiB, more than 8 nested shell strings, syntax more than 200 levels deep, more than 16 wrappers around a command, a long broken pipeline, too large a brace expansion, or an analysis that runs out of a budget (parser work, analysis work, expanded bytes, 128 findings) |
 //! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
@@ -94,6 +94,25 @@
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
+//!
+//! # Bounds
+//!
+//! No input can crash, hang or balloon an analysis. The tree walk keeps its own stack, so
+//! recursion follows only nested shell strings ([`limits::MAX_NESTING`]) and wrappers
+//! ([`limits::MAX_WRAPPERS`]): `analyze` is safe on threads with small stacks. Structural
+//! bounds (size, nesting, depth, wrappers, pipes, brace words) and budgets shared by every
+//! text of one analysis (parser operations and bytes read, analysis work, expanded bytes,
+//! findings) are in [`limits`]; past any of them the analysis reports `analysis-limit`, which
+//! blocks. [`Analysis::work`] tells how much of the work budget a command needed.
+//!
+//! ```
+//! use tollgate_shell::{Profile, Verdict, analyze};
+//!
+//! let chain = format!("{}ls", "env ".repeat(8_000)); // recursed once per `env` and overflowed
+//! let a = analyze(&chain, Profile::Agent);
+//! assert_eq!(a.verdict, Verdict::Block);
+//! assert_eq!(a.findings[0].rule, "analysis-limit");
+//! ```
 
 mod arguments;
 mod braces;

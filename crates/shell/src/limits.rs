@@ -41,8 +41,9 @@ pub const MAX_LEXED_BYTES: usize = 6 * MAX_COMMAND_BYTES;
 /// Rounds of line-continuation joining (`\<newline>`) of one text.
 pub const MAX_JOIN_ROUNDS: usize = 4;
 
-/// Analysis work across one analysis, in units of about one syntax node or one byte of word
-/// text (see [`Budget::charge`]).
+/// Analysis work across one analysis, in units of about one syntax node visited or one byte
+/// of word text decoded or checked (compiling a write target's glob costs 2048). A 64 KiB
+/// script of ordinary commands needs a few hundred thousand.
 pub const MAX_WORK: u64 = 2 * 1024 * 1024;
 
 /// Bytes of variable values and positional parameters substituted into words across one

@@ -6,10 +6,11 @@ mod destructive;
 mod git;
 mod interpreters;
 mod producers;
+mod upstream;
 mod wrappers;
 mod writes;
 
-pub(crate) use producers::Upstream;
+pub(crate) use upstream::Upstream;
 
 use crate::limits::MAX_WRAPPERS;
 use crate::rules::RuleId;
