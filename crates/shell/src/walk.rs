@@ -265,7 +265,8 @@ impl Analyzer {
         }
         let cx = Cx { src, nesting };
         let (depth, upstream) = (self.depth, self.upstream.mark());
-        let bombs = if src.text.contains("()") || src.text.contains("function") {
+        // Every function definition has `(` (`f ( )`, with any blanks) or `function`.
+        let bombs = if src.text.contains('(') || src.text.contains("function") {
             syntax::fork_bombs(&src.text, root, &self.budget, whole.clone())
         } else {
             HashSet::new()

@@ -179,6 +179,19 @@ fn regression_nested_functions_are_scanned_for_fork_bombs_once() {
     let nested = format!("{}:|:&{}", "f(){ ".repeat(150), "; }".repeat(150));
     let a = analyze(&nested, Profile::Agent);
     assert!(a.work < 50 * nested.len() as u64, "{}", a.work);
+    for spelled in [
+        ": ( ) { :|:& };:",
+        "function f { f | f & }; f",
+        "f ()\n{ f|f& }",
+    ] {
+        assert!(
+            analyze(spelled, Profile::Agent)
+                .findings
+                .iter()
+                .any(|f| f.rule == "fork-bomb"),
+            "{spelled}"
+        );
+    }
     let bomb = format!("{}:(){{ :|:& }};:{}", "g(){ ".repeat(20), "; }".repeat(20));
     assert!(
         analyze(&bomb, Profile::Agent)
