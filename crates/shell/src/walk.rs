@@ -291,60 +291,54 @@ impl Analyzer {
             if self.halted() {
                 return;
             }
-            let node = match &task {
-                Task::Visit { node, .. } | Task::Tail { node, .. } | Task::Heredoc { node, .. } => {
-                    *node
-                }
-                Task::Children { parent, .. } => *parent,
-            };
-            if !self.budget.charge(1, cx.src.orig(node.byte_range())) {
-                return;
-            }
-            let checked = matches!(task, Task::Visit { .. } | Task::Tail { .. });
-            if depth >= MAX_TREE_DEPTH && checked {
-                self.report(
-                    RuleId::AnalysisLimit,
-                    cx.src.orig(node.byte_range()),
-                    format!("syntax nested more than {MAX_TREE_DEPTH} levels deep"),
-                );
-                continue;
-            }
             let mark = tasks.len();
-            match task {
-                Task::Visit {
-                    node,
-                    parent,
-                    stdin,
-                } => {
-                    self.depth = depth + 1;
-                    self.visit(cx, node, parent, stdin, &mut tasks);
-                }
-                Task::Tail {
-                    node,
-                    stdin,
-                    input,
-                    files,
-                } => {
-                    self.depth = depth + 1;
-                    self.tail(cx, node, stdin, input, &files, &mut tasks);
-                }
-                Task::Heredoc { node, owner } => {
-                    self.depth = depth;
-                    self.heredoc(node, owner, &mut tasks);
-                }
-                Task::Children {
-                    cursor,
-                    parent,
-                    stdin,
-                    kind,
-                } => {
-                    self.depth = depth;
-                    next_child(cursor, parent, stdin, kind, depth, &mut tasks);
-                }
-            }
+            self.step(cx, task, depth, &mut tasks);
             // Children were pushed in document order with the depth they run at; run them
             // first to last.
             tasks[mark..].reverse();
+        }
+    }
+
+    /// Runs one task at tree depth `depth`, pushing the tasks it leads to.
+    fn step<'t>(&mut self, cx: Cx<'_, '_>, task: Task<'t>, depth: usize, tasks: &mut Tasks<'t>) {
+        let node = match &task {
+            Task::Visit { node, .. } | Task::Tail { node, .. } | Task::Heredoc { node, .. } => {
+                *node
+            }
+            Task::Children { parent, .. } => *parent,
+        };
+        if !self.budget.charge(1, cx.src.orig(node.byte_range())) {
+            return;
+        }
+        let checked = matches!(task, Task::Visit { .. } | Task::Tail { .. });
+        if depth >= MAX_TREE_DEPTH && checked {
+            self.report(
+                RuleId::AnalysisLimit,
+                cx.src.orig(node.byte_range()),
+                format!("syntax nested more than {MAX_TREE_DEPTH} levels deep"),
+            );
+            return;
+        }
+        self.depth = if checked { depth + 1 } else { depth };
+        match task {
+            Task::Visit {
+                node,
+                parent,
+                stdin,
+            } => self.visit(cx, node, parent, stdin, tasks),
+            Task::Tail {
+                node,
+                stdin,
+                input,
+                files,
+            } => self.tail(cx, node, stdin, input, &files, tasks),
+            Task::Heredoc { node, owner } => self.heredoc(node, owner, tasks),
+            Task::Children {
+                cursor,
+                parent,
+                stdin,
+                kind,
+            } => next_child(cursor, parent, stdin, kind, depth, tasks),
         }
     }
 
