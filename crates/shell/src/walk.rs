@@ -265,8 +265,7 @@ impl Analyzer {
         }
         let cx = Cx { src, nesting };
         let (depth, upstream) = (self.depth, self.upstream.mark());
-        // Every function definition has `(` (`f ( )`, with any blanks) or `function`.
-        let bombs = if src.text.contains('(') || src.text.contains("function") {
+        let bombs = if defines_functions(&src.text) {
             syntax::fork_bombs(&src.text, root, &self.budget, whole.clone())
         } else {
             HashSet::new()
@@ -628,4 +627,15 @@ fn next_named(cursor: &mut TreeCursor<'_>) -> bool {
         }
     }
     false
+}
+
+/// Whether `text` may define a function: every definition has `function` or `(` and `)` with
+/// only blanks between them (`f()`, `f ( )`).
+fn defines_functions(text: &str) -> bool {
+    text.contains("function")
+        || text.match_indices('(').any(|(at, _)| {
+            text[at + 1..]
+                .trim_start_matches([' ', '\t', '\n'])
+                .starts_with(')')
+        })
 }
