@@ -3,6 +3,7 @@
 
 use tree_sitter::Node;
 
+use crate::limits::{Budget, MAX_COMMAND_BYTES};
 use crate::parse::parse;
 
 /// The placeholder command hooks use for their payload (as in Claude Code skills).
@@ -19,8 +20,12 @@ pub const ARGUMENTS: &str = "ARGUMENTS";
 ///   stays literal, as the shell would leave it;
 /// - `$ARGUMENTS_X` and other names are untouched.
 ///
-/// A line the parser cannot read is returned unchanged (the analyzer blocks such a line
-/// anyway). The analyzer vets the line as written, before this rewrite.
+/// A line the parser cannot read, or longer than [`MAX_COMMAND_BYTES`], is returned unchanged
+/// (the analyzer blocks such a line anyway). The analyzer vets the line as written, before
+/// this rewrite. Time is linear in the line (within the analyzer's parse limits), and no
+/// recursion follows the syntax tree.
+///
+/// [`MAX_COMMAND_BYTES`]: crate::MAX_COMMAND_BYTES
 ///
 /// ```
 /// use tollgate_shell::rewrite_arguments;
@@ -29,20 +34,21 @@ pub const ARGUMENTS: &str = "ARGUMENTS";
 /// assert_eq!(rewrite_arguments("echo '$ARGUMENTS'", "HOOK_PAYLOAD"), "echo '$ARGUMENTS'");
 /// ```
 pub fn rewrite_arguments(command: &str, variable: &str) -> String {
-    if !command.contains(ARGUMENTS) {
+    if !command.contains(ARGUMENTS) || command.len() > MAX_COMMAND_BYTES {
         return command.to_owned();
     }
-    let Some(tree) = parse(command) else {
+    let Ok(tree) = parse(command, &Budget::default()) else {
         return command.to_owned();
     };
-    let mut edits = Vec::new();
-    collect(tree.root_node(), command, &mut edits);
-    let mut out = command.to_owned();
-    // Edits do not overlap; apply them from the end so earlier offsets stay valid.
-    for edit in edits.iter().rev() {
-        let replacement = rewritten(command, edit, variable);
-        out.replace_range(edit.node.clone(), &replacement);
+    // Edits come in document order and do not overlap.
+    let mut out = String::with_capacity(command.len());
+    let mut pos = 0;
+    for edit in collect(tree.root_node(), command) {
+        out.push_str(&command[pos..edit.node.start]);
+        out.push_str(&rewritten(command, &edit, variable));
+        pos = edit.node.end;
     }
+    out.push_str(&command[pos..]);
     out
 }
 
@@ -54,22 +60,34 @@ struct Edit {
     quoted: bool,
 }
 
-fn collect(node: Node<'_>, source: &str, edits: &mut Vec<Edit>) {
-    if matches!(node.kind(), "simple_expansion" | "expansion")
-        && let Some(name) = variable_name(node)
-        && &source[name.byte_range()] == ARGUMENTS
-    {
-        edits.push(Edit {
-            node: node.byte_range(),
-            name: name.byte_range(),
-            quoted: in_quoted_context(node),
-        });
-        return;
+/// The expansions of `$ARGUMENTS` under `root`, in document order, each with whether it sits
+/// inside double quotes or a here-document body of the same command level (a command
+/// substitution starts a new quoting context). An explicit stack: trees can be deep.
+fn collect(root: Node<'_>, source: &str) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut stack = vec![(root, false)];
+    while let Some((node, quoted)) = stack.pop() {
+        if matches!(node.kind(), "simple_expansion" | "expansion")
+            && let Some(name) = variable_name(node)
+            && &source[name.byte_range()] == ARGUMENTS
+        {
+            edits.push(Edit {
+                node: node.byte_range(),
+                name: name.byte_range(),
+                quoted,
+            });
+            continue;
+        }
+        let quoted = match node.kind() {
+            "string" | "heredoc_body" => true,
+            "command_substitution" | "process_substitution" | "program" => false,
+            _ => quoted,
+        };
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, quoted)));
     }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect(child, source, edits);
-    }
+    edits
 }
 
 fn variable_name(expansion: Node<'_>) -> Option<Node<'_>> {
@@ -80,20 +98,6 @@ fn variable_name(expansion: Node<'_>) -> Option<Node<'_>> {
         .children(&mut cursor)
         .find(|child| child.kind() == "variable_name");
     found
-}
-
-/// Whether the expansion sits inside double quotes or a here-document body of the same
-/// command level (a command substitution starts a new quoting context).
-fn in_quoted_context(node: Node<'_>) -> bool {
-    let mut current = node.parent();
-    while let Some(parent) = current {
-        match parent.kind() {
-            "string" | "heredoc_body" => return true,
-            "command_substitution" | "process_substitution" | "program" => return false,
-            _ => current = parent.parent(),
-        }
-    }
-    false
 }
 
 fn rewritten(source: &str, edit: &Edit, variable: &str) -> String {
@@ -172,6 +176,25 @@ mod tests {
             r#"echo "${HOOK_PAYLOAD:-none}""#
         );
         assert_eq!(rewrite("echo ${#ARGUMENTS}"), r#"echo "${#HOOK_PAYLOAD}""#);
+    }
+
+    #[test]
+    fn regression_deeply_nested_lines_are_rewritten_without_recursion() {
+        // The recursive walk overflowed the stack on this line.
+        let deep = format!(
+            "echo {}$ARGUMENTS{}",
+            "$(".repeat(20_000),
+            ")".repeat(20_000)
+        );
+        let rewritten = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || rewrite(&deep))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(rewritten.contains("\"${HOOK_PAYLOAD}\""));
+        let many = "echo $ARGUMENTS; ".repeat(3000);
+        assert_eq!(rewrite(&many), r#"echo "${HOOK_PAYLOAD}"; "#.repeat(3000));
     }
 
     #[test]

@@ -64,7 +64,7 @@
 //! | id | severity | catches |
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
-//! | `analysis-limit` | block | a command longer than 64 KiB, more than 8 nested shell strings, or a syntax tree more than 200 levels deep |
+//! | `analysis-limit` | block | input past one of the [`limits`]: a command longer than 64 KiB, more than 8 nested shell strings, syntax more than 200 levels deep, more than 16 wrappers around a command, a long broken pipeline, too large a brace expansion, or an analysis that runs out of a budget (parser work, analysis work, expanded bytes, 128 findings) |
 //! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
@@ -94,50 +94,85 @@
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
+//!
+//! # Bounds
+//!
+//! No input can crash, hang or balloon an analysis. The tree walk keeps its own stack, so
+//! recursion follows only nested shell strings ([`limits::MAX_NESTING`]) and wrappers
+//! ([`limits::MAX_WRAPPERS`]): `analyze` is safe on threads with small stacks. Structural
+//! bounds (size, nesting, depth, wrappers, pipes, brace words) and budgets shared by every
+//! text of one analysis (parser operations and bytes read, analysis work, expanded bytes,
+//! findings) are in [`limits`]; past any of them the analysis reports `analysis-limit`, which
+//! blocks. [`Analysis::work`] tells how much of the work budget a command needed.
+//!
+//! ```
+//! use tollgate_shell::{Profile, Verdict, analyze};
+//!
+//! let chain = format!("{}ls", "env ".repeat(8_000)); // recursed once per `env` and overflowed
+//! let a = analyze(&chain, Profile::Agent);
+//! assert_eq!(a.verdict, Verdict::Block);
+//! assert_eq!(a.findings[0].rule, "analysis-limit");
+//! ```
 
 mod arguments;
 mod braces;
 mod commands;
 mod error;
+pub mod limits;
 mod model;
 mod parse;
 mod paths;
 mod rules;
 mod source;
+mod syntax;
 mod walk;
 mod word;
 
+use std::rc::Rc;
+
 pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
+pub use limits::MAX_COMMAND_BYTES;
 pub use model::{Analysis, Finding, Profile, Severity, Verdict};
 pub use rules::{Rule, rules};
 
+use rules::RuleId;
 use source::Source;
 use walk::Analyzer;
-
-/// Longest command line analysed (64 KiB); longer ones block with `analysis-limit`, so
-/// that analysis time stays bounded (a few milliseconds) whatever the input.
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// Analyses `command` (one shell command line, possibly several lines with heredocs) for
 /// `profile`.
 ///
-/// Never fails and never panics on any input: what cannot be analysed blocks (`parse-error`,
-/// `analysis-limit`, also for commands longer than [`MAX_COMMAND_BYTES`]). Cost is about
-/// linear in the command's length (tens of microseconds for a typical hook command, tens of
-/// milliseconds at the size limit).
+/// Never fails, never panics and never recurses in proportion to the input (it is safe on a
+/// thread with a small stack): what cannot be analysed blocks (`parse-error`, or
+/// `analysis-limit` past one of the [`limits`], for example for commands longer than
+/// [`MAX_COMMAND_BYTES`]). Time and memory are bounded by those limits: a few tens of
+/// microseconds for a typical hook command, a few hundred milliseconds for the costliest
+/// inputs near the size limit (see `docs/shell-analyzer.md`).
 pub fn analyze(command: &str, profile: Profile) -> Analysis {
-    let mut analyzer = Analyzer::new(profile);
+    let src = Source::top(command);
+    let mut analyzer = Analyzer::new(profile, Rc::clone(&src.budget));
     if command.len() > MAX_COMMAND_BYTES {
         analyzer.report(
-            rules::RuleId::AnalysisLimit,
+            RuleId::AnalysisLimit,
             0..command.len(),
             format!("the command is longer than {MAX_COMMAND_BYTES} bytes"),
         );
     } else {
-        analyzer.source(&Source::top(command), 0, 0..command.len());
+        analyzer.source(&src, 0, 0..command.len());
     }
+    let stopped = analyzer.stopped;
     let mut findings = analyzer.findings;
+    if let Some(exceeded) = src.budget.exceeded() {
+        findings.push(limit_finding(
+            profile,
+            exceeded.span.0..exceeded.span.1,
+            exceeded.what.message(),
+        ));
+    } else if stopped {
+        let message = limits::Limit::Findings.message();
+        findings.push(limit_finding(profile, 0..command.len(), message));
+    }
     findings.sort_by(|a, b| {
         (a.span.start, a.rule, a.span.end).cmp(&(b.span.start, b.rule, b.span.end))
     });
@@ -151,5 +186,17 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
         profile,
         verdict,
         findings,
+        work: src.budget.work(),
+    }
+}
+
+/// The `analysis-limit` finding for a budget that ran out, over `span`.
+fn limit_finding(profile: Profile, span: std::ops::Range<usize>, why: String) -> Finding {
+    let rule = RuleId::AnalysisLimit.rule();
+    Finding {
+        rule: rule.id,
+        verdict: rule.severity.verdict(profile).unwrap_or(Verdict::Block),
+        span,
+        message: format!("the analysis stopped: {why}"),
     }
 }

@@ -149,8 +149,13 @@ pub struct Analysis {
     pub profile: Profile,
     /// The strictest finding's verdict; [`Verdict::Allow`] when there are no findings.
     pub verdict: Verdict,
-    /// Every finding, ordered by span start, then rule id; no duplicates.
+    /// Every finding, ordered by span start, then rule id; no duplicates. At most
+    /// [`MAX_FINDINGS`](crate::limits::MAX_FINDINGS) plus one `analysis-limit` finding.
     pub findings: Vec<Finding>,
+    /// Units of analysis work spent (about one per syntax node visited or byte of word text
+    /// decoded); at most [`MAX_WORK`](crate::limits::MAX_WORK) plus the last step's cost.
+    /// Parsing is bounded separately.
+    pub work: u64,
 }
 
 impl Analysis {

@@ -310,18 +310,44 @@ pub(crate) fn is_home_dir(n: &str) -> bool {
     })
 }
 
+/// Path components with glob characters compiled for one [`sensitive`] question, over all
+/// its brace alternatives; a path needing more is [`TooComplex`].
+pub(crate) const MAX_GLOB_PARTS: usize = 16;
+
+/// A write target whose glob components are too many to match ([`MAX_GLOB_PARTS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooComplex;
+
 /// What kind of sensitive file `path` is, if any.
-pub(crate) fn sensitive(path: &str) -> Option<Sensitive> {
-    expand_braces(path).iter().find_map(|alt| {
-        let n = normalize(alt);
-        sensitive_one(&n).or_else(|| {
-            if has_glob(&n) {
-                sensitive_glob(&n)
-            } else {
-                None
-            }
-        })
-    })
+///
+/// # Errors
+///
+/// [`TooComplex`] when answering would compile more than [`MAX_GLOB_PARTS`] globs.
+pub(crate) fn sensitive(path: &str) -> Result<Option<Sensitive>, TooComplex> {
+    let alts: Vec<String> = expand_braces(path).iter().map(|a| normalize(a)).collect();
+    if glob_parts(&alts) > MAX_GLOB_PARTS {
+        return Err(TooComplex);
+    }
+    Ok(alts.iter().find_map(|n| {
+        sensitive_one(n).or_else(|| if has_glob(n) { sensitive_glob(n) } else { None })
+    }))
+}
+
+/// How many globs [`sensitive`] compiles for `path` (each costs some microseconds).
+pub(crate) fn globs(path: &str) -> usize {
+    if !has_glob(path) {
+        return 0;
+    }
+    let alts: Vec<String> = expand_braces(path).iter().map(|a| normalize(a)).collect();
+    glob_parts(&alts)
+}
+
+/// Glob components of the normalised alternatives that are matched as globs.
+fn glob_parts(alts: &[String]) -> usize {
+    alts.iter()
+        .filter(|n| has_glob(n) && sensitive_one(n).is_none())
+        .map(|n| n.split('/').filter(|p| has_glob(p)).count())
+        .sum()
 }
 
 /// Files outside homes whose modification is refused, as examples a glob is tried against
@@ -438,9 +464,22 @@ fn sensitive_one(n: &str) -> Option<Sensitive> {
     if AUTH_FILES.contains(&n) || auth_dir {
         return Some(Sensitive::Auth);
     }
-    let under = |tail: &str| n == tail || n.ends_with(&format!("/{tail}"));
+    // `n` is `tail` or ends with `/tail`; `n` has `dir` as a whole component sequence.
+    let under = |tail: &str| {
+        n.strip_suffix(tail)
+            .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+    };
     let inside = |dir: &str| {
-        n.starts_with(&format!("{dir}/")) || n.contains(&format!("/{dir}/")) || under(dir)
+        let mut from = 0;
+        while let Some(k) = n[from..].find(dir) {
+            let at = from + k;
+            if (at == 0 || n[..at].ends_with('/')) && n[at + dir.len()..].starts_with('/') {
+                return true;
+            }
+            // Occurrences may overlap; the dirs start with an ASCII character.
+            from = at + 1;
+        }
+        under(dir)
     };
     if PERSISTENCE_DIRS.iter().any(|d| inside(d)) || PERSISTENCE_FILES.iter().any(|f| under(f)) {
         return Some(Sensitive::Persistence);
@@ -517,25 +556,39 @@ mod tests {
         }
     }
 
+    fn sensitive_ok(path: &str) -> Option<Sensitive> {
+        sensitive(path).unwrap()
+    }
+
+    #[test]
+    fn paths_with_too_many_globs_are_not_matched() {
+        let deep = "/a*".repeat(MAX_GLOB_PARTS + 1);
+        assert_eq!(sensitive(&deep), Err(TooComplex));
+        assert_eq!(sensitive_ok(&"/a*".repeat(MAX_GLOB_PARTS)), None);
+    }
+
     #[test]
     fn sensitive_files() {
-        assert_eq!(sensitive("~/.ssh/authorized_keys"), Some(Sensitive::Ssh));
-        assert_eq!(sensitive("/home/x/.bashrc"), Some(Sensitive::Startup));
-        assert_eq!(sensitive("/etc/profile.d/a.sh"), Some(Sensitive::Startup));
-        assert_eq!(sensitive("/dev/sda"), Some(Sensitive::Device));
-        assert_eq!(sensitive("/dev/null"), None);
-        assert_eq!(sensitive("/dev/fd/3"), None);
-        assert_eq!(sensitive("/etc/sudoers.d/x"), Some(Sensitive::Auth));
-        assert_eq!(sensitive("audit.log"), None);
-        assert_eq!(sensitive("~/.ss?/authorized_keys"), Some(Sensitive::Ssh));
-        assert_eq!(sensitive("~/.bash[r]c"), Some(Sensitive::Startup));
-        assert_eq!(sensitive("/home/*/.*rc"), Some(Sensitive::Startup));
-        assert_eq!(sensitive("/etc/sudoer?"), Some(Sensitive::Auth));
-        assert_eq!(sensitive("/e*/profile.d/*.sh"), Some(Sensitive::Startup));
-        assert_eq!(sensitive("/dev/sd?"), Some(Sensitive::Device));
-        assert_eq!(sensitive("~/*"), None);
-        assert_eq!(sensitive("build/*.log"), None);
-        assert_eq!(sensitive("/tmp/x?"), None);
+        assert_eq!(sensitive_ok("~/.ssh/authorized_keys"), Some(Sensitive::Ssh));
+        assert_eq!(sensitive_ok("/home/x/.bashrc"), Some(Sensitive::Startup));
+        assert_eq!(
+            sensitive_ok("/etc/profile.d/a.sh"),
+            Some(Sensitive::Startup)
+        );
+        assert_eq!(sensitive_ok("/dev/sda"), Some(Sensitive::Device));
+        assert_eq!(sensitive_ok("/dev/null"), None);
+        assert_eq!(sensitive_ok("/dev/fd/3"), None);
+        assert_eq!(sensitive_ok("/etc/sudoers.d/x"), Some(Sensitive::Auth));
+        assert_eq!(sensitive_ok("audit.log"), None);
+        assert_eq!(sensitive_ok("~/.ss?/authorized_keys"), Some(Sensitive::Ssh));
+        assert_eq!(sensitive_ok("~/.bash[r]c"), Some(Sensitive::Startup));
+        assert_eq!(sensitive_ok("/home/*/.*rc"), Some(Sensitive::Startup));
+        assert_eq!(sensitive_ok("/etc/sudoer?"), Some(Sensitive::Auth));
+        assert_eq!(sensitive_ok("/e*/profile.d/*.sh"), Some(Sensitive::Startup));
+        assert_eq!(sensitive_ok("/dev/sd?"), Some(Sensitive::Device));
+        assert_eq!(sensitive_ok("~/*"), None);
+        assert_eq!(sensitive_ok("build/*.log"), None);
+        assert_eq!(sensitive_ok("/tmp/x?"), None);
         assert_eq!(
             copied_into("~", "dotfiles/.bashrc").as_deref(),
             Some("~/.bashrc")

@@ -81,9 +81,16 @@ static RULES: [Rule; 28] = [
     Rule {
         id: "analysis-limit",
         severity: Block,
-        description: "input beyond the analyzer's bounds: a command longer than 64 KiB, shell strings nested deeper than 8 levels of `sh -c`/`eval`, syntax nested deeper than 200 levels",
-        matches: &["eval eval eval eval eval eval eval eval eval eval ls"],
-        non_matches: &["eval eval ls", "sh -c \"sh -c 'ls'\""],
+        description: "input beyond the analyzer's bounds (see `limits`): a command longer than 64 KiB, shell strings nested deeper than 8 levels of `sh -c`/`eval`, syntax nested deeper than 200 levels, more than 16 wrappers around a command, more than 512 pipes in a text that does not parse with them read as `&&`, brace expansion past 256 words, or an analysis that runs out of one of its budgets (parser work, analysis work, expanded bytes, findings)",
+        matches: &[
+            "eval eval eval eval eval eval eval eval eval eval ls",
+            "env env env env env env env env env env env env env env env env env ls",
+        ],
+        non_matches: &[
+            "eval eval ls",
+            "sh -c \"sh -c 'ls'\"",
+            "env A=1 nice timeout 5 stdbuf -oL ls",
+        ],
     },
     Rule {
         id: "obfuscated-command",

@@ -7,7 +7,11 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
+use std::rc::Rc;
+
+use crate::limits::Budget;
 
 /// One text to parse, and where its bytes came from.
 pub(crate) struct Source<'a> {
@@ -16,10 +20,13 @@ pub(crate) struct Source<'a> {
     /// Per byte of `text`: the original byte range it was decoded from; `None` for identity.
     map: Option<Vec<(usize, usize)>>,
     /// `$0`, `$1`, … when the text is the code of `sh -c CODE NAME ARG…` (`$0` is `NAME`).
-    pub args: Vec<Positional>,
+    /// Shared: texts found inside this one see the same parameters.
+    pub args: Rc<[Positional]>,
     /// Variables assigned earlier in this text (`X=/; rm -rf "$X"`): name and value (as in
     /// [`Word::text`](crate::word::Word::text)), `None` when the value is not static.
-    pub vars: RefCell<Vec<(String, Option<String>)>>,
+    pub vars: RefCell<HashMap<String, Option<String>>>,
+    /// The budgets of the analysis, shared by every text in it.
+    pub budget: Rc<Budget>,
 }
 
 /// The value of a positional parameter (`$1`…) of a shell string.
@@ -34,31 +41,32 @@ pub(crate) struct Positional {
 }
 
 impl<'a> Source<'a> {
-    /// The original command: every byte maps to itself.
+    /// The original command: every byte maps to itself. It starts the budgets of an analysis.
     pub fn top(text: &'a str) -> Self {
         Source {
             text: Cow::Borrowed(text),
             map: None,
-            args: Vec::new(),
+            args: Rc::from([]),
             vars: RefCell::default(),
+            budget: Rc::default(),
         }
     }
 
-    /// A decoded shell string whose positional parameters are `args`.
-    pub fn nested(mapped: Mapped, args: Vec<Positional>) -> Source<'static> {
+    /// A shell string decoded from this text, whose positional parameters are `args`; it
+    /// shares this text's budgets.
+    pub fn nested(&self, mapped: Mapped, args: Rc<[Positional]>) -> Source<'static> {
         Source {
             text: Cow::Owned(mapped.text),
             map: Some(mapped.map),
             args,
             vars: RefCell::default(),
+            budget: Rc::clone(&self.budget),
         }
     }
 
     /// Records `name=value` (`None`: not static) for later words of this text.
     pub fn assign(&self, name: &str, value: Option<String>) {
-        let mut vars = self.vars.borrow_mut();
-        vars.retain(|(n, _)| n != name);
-        vars.push((name.to_owned(), value));
+        self.vars.borrow_mut().insert(name.to_owned(), value);
     }
 
     /// The original byte range of `range` (a range of this source's text).
@@ -122,7 +130,7 @@ mod tests {
         let mut m = Mapped::default();
         m.push("r", 10..12); // from `\r`
         m.push("m -rf", 12..17);
-        let src = Source::nested(m, Vec::new());
+        let src = Source::top("").nested(m, Rc::from([]));
         assert_eq!(src.orig(0..2), 10..13);
         assert_eq!(src.orig(2..6), 13..17);
         assert_eq!(src.orig(6..6), 17..17);

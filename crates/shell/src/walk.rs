@@ -1,22 +1,32 @@
 //! The tree walk: visits every node of a parsed command line, finds every command (also in
 //! substitutions, subshells, pipelines, functions, heredocs) and checks redirections,
 //! assignments and function definitions on the way.
+//!
+//! The walk keeps its own stack of [`Task`]s instead of recursing, so a deep syntax tree
+//! costs heap, not call stack; the only recursion left is into nested shell strings
+//! ([`MAX_NESTING`] deep) and wrappers ([`MAX_WRAPPERS`] deep). Tasks run in the order a
+//! recursive pre-order walk would run them, which matters: variable values and the `cd`
+//! directory are recorded in walk order.
+//!
+//! [`MAX_WRAPPERS`]: crate::limits::MAX_WRAPPERS
 
+mod checks;
+mod command;
+
+use std::collections::HashSet;
 use std::ops::Range;
+use std::rc::Rc;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
+use crate::limits::{self, Budget, MAX_FINDINGS, MAX_JOIN_ROUNDS, MAX_NESTING, MAX_TREE_DEPTH};
 use crate::model::{Finding, Profile};
-use crate::parse::parse;
+use crate::parse::{Unparsed, parse};
 use crate::rules::RuleId;
-use crate::source::{Mapped, Source};
-use crate::word::Word;
-use crate::{commands, paths};
+use crate::source::Source;
+use crate::syntax::{self, fields, named_children};
 
-/// How many shell strings deep (`sh -c`, `eval`, heredocs fed to shells) the analyzer follows.
-pub(crate) const MAX_NESTING: usize = 8;
-/// How deep in one syntax tree the analyzer follows.
-const MAX_TREE_DEPTH: usize = 200;
+use crate::commands::Upstream;
 
 /// Where a command's standard input comes from, as far as the analyzer cares.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +43,9 @@ pub(crate) enum Stdin<'t> {
         from: Node<'t>,
         /// A heredoc redirect of that stage.
         here: Option<Node<'t>>,
+        /// The pipeline `from` is a stage of, and `from`'s index in it: the earlier stages
+        /// feed `from` in turn.
+        pipeline: Option<(Node<'t>, usize)>,
     },
     /// A here-string or heredoc redirect node.
     Here(Node<'t>),
@@ -60,38 +73,116 @@ pub(crate) struct Cx<'s, 'a> {
 pub(crate) struct Analyzer {
     pub profile: Profile,
     pub findings: Vec<Finding>,
+    /// The budgets of the analysis (the same as every [`Source`]'s in it).
+    pub budget: Rc<Budget>,
     /// Current depth in syntax trees, counted across nested shell strings.
     depth: usize,
+    /// Wrappers being unwrapped around the current command, counted across nested strings.
+    pub wrappers: usize,
     /// An earlier `cd` went to a protected directory (`cd /`, `cd ~`, `cd`): relative globs
     /// like `*` may now name one's contents.
     pub cwd_protected: bool,
     /// The directory a static `cd`/`pushd` earlier in the text went to (normalised), when it
     /// is known: relative write targets are resolved against it.
     pub cwd: Option<String>,
+    /// What pipeline stages produce, asked so far: each stage is scanned once.
+    pub upstream: Upstream,
+    /// The function definitions of the tree being walked that spawn themselves (node ids).
+    fork_bombs: HashSet<usize>,
+    /// Set once the findings or a budget overflowed: the analysis stops.
+    pub stopped: bool,
 }
 
+/// One step of the walk.
+enum Task<'t> {
+    /// Visit `node`, a child of `parent` (when known), with standard input `stdin`.
+    Visit {
+        node: Node<'t>,
+        parent: Option<Node<'t>>,
+        stdin: Stdin<'t>,
+    },
+    /// Visit a statement's body `node`, binding the statement's redirections to the command
+    /// they belong to (see [`Analyzer::tail`]).
+    Tail {
+        node: Node<'t>,
+        stdin: Stdin<'t>,
+        input: Option<Stdin<'t>>,
+        files: Rc<[Node<'t>]>,
+    },
+    /// A heredoc redirect `node` of the command `owner`.
+    Heredoc { node: Node<'t>, owner: Node<'t> },
+    /// The named children of `parent` from the one `cursor` is on: one task per node of any
+    /// width, so the stack holds about one task per level, not per node.
+    Children {
+        cursor: TreeCursor<'t>,
+        parent: Node<'t>,
+        stdin: Stdin<'t>,
+        kind: Children<'t>,
+    },
+}
+
+/// How the children of a [`Task::Children`] are visited.
+#[derive(Clone, Copy)]
+enum Children<'t> {
+    /// Each with the task's standard input.
+    Plain,
+    /// The parts of a command: heredoc redirects as [`Task::Heredoc`], the rest with no input.
+    CommandParts,
+    /// Pipeline stages: each reads the one before; `index` is the current one's.
+    Stages { index: usize },
+    /// The redirects of a statement (its other children are skipped): heredocs of the command
+    /// `owner` as [`Task::Heredoc`], the rest with no input.
+    Redirects { owner: Option<Node<'t>> },
+}
+
+/// The tasks still to run, with the tree depth of each.
+type Tasks<'t> = Vec<(Task<'t>, usize)>;
+
 impl Analyzer {
-    pub fn new(profile: Profile) -> Self {
+    pub fn new(profile: Profile, budget: Rc<Budget>) -> Self {
         Analyzer {
             profile,
             findings: Vec::new(),
+            budget,
             depth: 0,
+            wrappers: 0,
             cwd_protected: false,
             cwd: None,
+            upstream: Upstream::default(),
+            fork_bombs: HashSet::new(),
+            stopped: false,
         }
     }
 
     /// Reports a finding of `rule` over `span` (original bytes), unless the profile ignores it.
+    /// Past [`MAX_FINDINGS`] the analysis stops.
     pub fn report(&mut self, rule: RuleId, span: Range<usize>, message: impl Into<String>) {
         let rule = rule.rule();
-        if let Some(verdict) = rule.severity.verdict(self.profile) {
-            self.findings.push(Finding {
-                rule: rule.id,
-                verdict,
-                span,
-                message: message.into(),
-            });
+        let Some(verdict) = rule.severity.verdict(self.profile) else {
+            return;
+        };
+        let duplicate = self
+            .findings
+            .iter()
+            .any(|f| f.rule == rule.id && f.span == span);
+        if duplicate || self.stopped {
+            return;
         }
+        if self.findings.len() >= MAX_FINDINGS {
+            self.stopped = true;
+            return;
+        }
+        self.findings.push(Finding {
+            rule: rule.id,
+            verdict,
+            span,
+            message: limits::bounded_message(message.into()),
+        });
+    }
+
+    /// Whether the analysis must stop: too many findings, or a budget ran out.
+    pub fn halted(&self) -> bool {
+        self.stopped || self.budget.exhausted()
     }
 
     /// Parses and walks `src`, `nesting` shell strings deep; `whole` is the original range the
@@ -105,31 +196,67 @@ impl Analyzer {
             );
             return;
         }
-        let Some(tree) = parse(&src.text) else {
-            self.report(RuleId::ParseError, whole, "the command could not be parsed");
-            return;
-        };
-        let root = tree.root_node();
-        if let Some(joined) = join_continuations(src, root) {
+        let mut joined;
+        let mut src = src;
+        for round in 0.. {
+            if self.halted() {
+                return;
+            }
+            let tree = match parse(&src.text, &src.budget) {
+                Ok(tree) => tree,
+                Err(why) => return self.unparsed(src, why, whole),
+            };
+            let Some(next) = syntax::join_continuations(src, tree.root_node(), &src.budget) else {
+                return self.walk_tree(src, nesting, whole, tree.root_node());
+            };
+            if round == MAX_JOIN_ROUNDS {
+                self.report(
+                    RuleId::AnalysisLimit,
+                    whole,
+                    format!("line continuations joined more than {MAX_JOIN_ROUNDS} times"),
+                );
+                return;
+            }
             // Bash removes `\<newline>` before it splits words; tree-sitter reads it as a
             // blank. Analyse the text bash sees (spans still point at the original).
-            let src = Source::nested(joined, src.args.clone());
-            return self.source(&src, nesting, whole);
+            joined = src.nested(next, Rc::clone(&src.args));
+            src = &joined;
         }
+    }
+
+    fn unparsed(&mut self, src: &Source<'_>, why: Unparsed, whole: Range<usize>) {
+        match why {
+            Unparsed::Failed => {
+                self.report(RuleId::ParseError, whole, "the command could not be parsed")
+            }
+            Unparsed::Budget(limit) => src.budget.exceed(limit, whole),
+            Unparsed::Pipes => self.report(
+                RuleId::AnalysisLimit,
+                whole,
+                format!(
+                    "more than {} pipes, and a syntax error once they are read as `&&`: a long broken pipeline is too costly to parse",
+                    limits::MAX_PIPES
+                ),
+            ),
+        }
+    }
+
+    /// Reports what is wrong with the tree of `src` as a whole, then walks it.
+    fn walk_tree(&mut self, src: &Source<'_>, nesting: usize, whole: Range<usize>, root: Node<'_>) {
         if root.has_error() {
-            let at = first_error(root).map_or(whole, |n| src.orig(n.byte_range()));
+            let at = syntax::first_error(root).map_or(whole.clone(), |n| src.orig(n.byte_range()));
             self.report(
                 RuleId::ParseError,
                 at,
                 "the command does not parse as bash (syntax error or unterminated quote)",
             );
-        } else if let Some(bad) = glued_comment(src, root) {
+        } else if let Some(bad) = syntax::glued_comment(&src.text, root) {
             self.report(
                 RuleId::ParseError,
                 src.orig(bad.byte_range()),
                 "`#` inside a word starts no comment in bash, but the parser read one here",
             );
-        } else if let Some(bad) = misread_heredoc(src, root) {
+        } else if let Some(bad) = syntax::misread_heredoc(&src.text, root) {
             self.report(
                 RuleId::ParseError,
                 src.orig(bad.byte_range()),
@@ -137,11 +264,53 @@ impl Analyzer {
             );
         }
         let cx = Cx { src, nesting };
-        self.visit(cx, root, Stdin::Inherited);
+        let (depth, upstream) = (self.depth, self.upstream.mark());
+        let bombs = if defines_functions(&src.text) {
+            syntax::fork_bombs(&src.text, root, &self.budget, whole.clone())
+        } else {
+            HashSet::new()
+        };
+        let outer_bombs = std::mem::replace(&mut self.fork_bombs, bombs);
+        self.run(cx, root);
+        self.fork_bombs = outer_bombs;
+        self.depth = depth;
+        // Node ids are addresses: forget this tree's before it is freed.
+        self.upstream.forget(upstream);
     }
 
-    fn visit(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
-        if self.depth >= MAX_TREE_DEPTH {
+    /// Runs the walk of the tree under `root`.
+    fn run<'t>(&mut self, cx: Cx<'_, '_>, root: Node<'t>) {
+        let start = Task::Visit {
+            node: root,
+            parent: None,
+            stdin: Stdin::Inherited,
+        };
+        let mut tasks: Tasks<'t> = vec![(start, self.depth)];
+        while let Some((task, depth)) = tasks.pop() {
+            if self.halted() {
+                return;
+            }
+            let mark = tasks.len();
+            self.step(cx, task, depth, &mut tasks);
+            // Children were pushed in document order with the depth they run at; run them
+            // first to last.
+            tasks[mark..].reverse();
+        }
+    }
+
+    /// Runs one task at tree depth `depth`, pushing the tasks it leads to.
+    fn step<'t>(&mut self, cx: Cx<'_, '_>, task: Task<'t>, depth: usize, tasks: &mut Tasks<'t>) {
+        let node = match &task {
+            Task::Visit { node, .. } | Task::Tail { node, .. } | Task::Heredoc { node, .. } => {
+                *node
+            }
+            Task::Children { parent, .. } => *parent,
+        };
+        if !self.budget.charge(1, cx.src.orig(node.byte_range())) {
+            return;
+        }
+        let checked = matches!(task, Task::Visit { .. } | Task::Tail { .. });
+        if depth >= MAX_TREE_DEPTH && checked {
             self.report(
                 RuleId::AnalysisLimit,
                 cx.src.orig(node.byte_range()),
@@ -149,135 +318,141 @@ impl Analyzer {
             );
             return;
         }
-        self.depth += 1;
-        self.visit_kind(cx, node, stdin);
-        self.depth -= 1;
+        self.depth = if checked { depth + 1 } else { depth };
+        match task {
+            Task::Visit {
+                node,
+                parent,
+                stdin,
+            } => self.visit(cx, node, parent, stdin, tasks),
+            Task::Tail {
+                node,
+                stdin,
+                input,
+                files,
+            } => self.tail(cx, node, stdin, input, &files, tasks),
+            Task::Heredoc { node, owner } => self.heredoc(node, owner, tasks),
+            Task::Children {
+                cursor,
+                parent,
+                stdin,
+                kind,
+            } => next_child(cursor, parent, stdin, kind, depth, tasks),
+        }
     }
 
-    fn visit_kind(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
+    fn visit<'t>(
+        &mut self,
+        cx: Cx<'_, '_>,
+        node: Node<'t>,
+        parent: Option<Node<'t>>,
+        stdin: Stdin<'t>,
+        tasks: &mut Tasks<'t>,
+    ) {
         match node.kind() {
             "command" => {
                 self.command(cx, node, stdin, &[]);
-                self.command_parts(cx, node);
+                self.command_parts(node, tasks);
             }
-            "pipeline" => self.pipeline(cx, node, stdin),
-            "redirected_statement" => self.redirected(cx, node, stdin),
+            "pipeline" => self.pipeline(node, stdin, tasks),
+            "redirected_statement" => self.redirected(cx, node, stdin, tasks),
             "file_redirect" => {
                 self.file_redirect(cx, node);
-                self.children(cx, node, Stdin::Opaque);
+                self.children(node, Stdin::Opaque, tasks);
             }
             "function_definition" => {
                 self.fork_bomb(cx, node);
-                self.children(cx, node, Stdin::Opaque);
+                self.children(node, Stdin::Opaque, tasks);
             }
             "variable_assignment" => {
-                self.assignment(cx, node);
-                self.children(cx, node, Stdin::Opaque);
+                let standalone = parent.is_none_or(|p| p.kind() != "command");
+                self.assignment(cx, node, standalone);
+                self.children(node, Stdin::Opaque, tasks);
             }
             "unset_command" => {
                 self.unset(cx, node);
-                self.children(cx, node, Stdin::Opaque);
+                self.children(node, Stdin::Opaque, tasks);
             }
             "command_substitution" | "process_substitution" => {
-                let raw = &cx.src.text[node.byte_range()];
-                if raw.starts_with('`') && raw.contains("\\`") {
-                    self.report(
-                        RuleId::ParseError,
-                        cx.src.orig(node.byte_range()),
-                        "escaped backticks inside backticks (nested substitutions) cannot be read reliably",
-                    );
-                }
+                self.substitution(cx, node);
                 let inner = match stdin {
                     Stdin::Inherited => Stdin::Inherited,
                     _ => Stdin::Opaque,
                 };
-                self.children(cx, node, inner);
+                self.children(node, inner, tasks);
             }
             "expansion" => {
-                // tree-sitter leaves substitutions in some operator words as plain text
-                // (`${x:-`cmd`}`, `${x#$(cmd)}`).
-                let mut cursor = node.walk();
-                let leaves: Vec<Node<'_>> = node
-                    .named_children(&mut cursor)
-                    .filter(|c| c.named_child_count() == 0)
-                    .collect();
-                for leaf in leaves {
-                    self.unparsed_substitutions(cx, leaf.byte_range());
-                }
-                self.children(cx, node, Stdin::Opaque);
+                self.expansion_operands(cx, node);
+                self.children(node, Stdin::Opaque, tasks);
             }
             "heredoc_body" => {
-                if !crate::word::heredoc_is_quoted(&cx.src.text, node) {
-                    // Text tree-sitter did not parse (`<<-` bodies, backticks).
-                    let mut pos = node.start_byte();
-                    let mut cursor = node.walk();
-                    let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-                    for child in children {
-                        if child.start_byte() > pos {
-                            self.unparsed_substitutions(cx, pos..child.start_byte());
-                        }
-                        if child.kind() == "heredoc_content" {
-                            self.unparsed_substitutions(cx, child.byte_range());
-                        }
-                        pos = pos.max(child.end_byte());
-                    }
-                    if node.end_byte() > pos {
-                        self.unparsed_substitutions(cx, pos..node.end_byte());
-                    }
+                let quoted = parent
+                    .is_some_and(|redirect| crate::word::heredoc_is_quoted(&cx.src.text, redirect));
+                if !quoted {
+                    self.heredoc_text(cx, node);
                 }
-                self.children(cx, node, stdin);
+                self.children(node, stdin, tasks);
             }
             "comment" => {}
-            _ => self.children(cx, node, stdin),
+            _ => self.children(node, stdin, tasks),
         }
     }
 
-    fn children(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            self.visit(cx, child, stdin);
-        }
+    /// Queues the named children of `node`, each with standard input `stdin`.
+    fn children<'t>(&mut self, node: Node<'t>, stdin: Stdin<'t>, tasks: &mut Tasks<'t>) {
+        self.queue_children(node, stdin, Children::Plain, tasks);
     }
 
-    /// The parts of a command node: arguments (for substitutions inside them), assignments,
-    /// redirects.
-    fn command_parts(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
-            if child.kind() == "heredoc_redirect" {
-                self.heredoc(cx, child, node);
-            } else {
-                self.visit(cx, child, Stdin::Opaque);
-            }
-        }
+    /// Queues the parts of a command node: arguments (for substitutions inside them),
+    /// assignments, redirects.
+    fn command_parts<'t>(&mut self, node: Node<'t>, tasks: &mut Tasks<'t>) {
+        self.queue_children(node, Stdin::Opaque, Children::CommandParts, tasks);
     }
 
-    fn pipeline(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
+    fn pipeline<'t>(&mut self, node: Node<'t>, stdin: Stdin<'t>, tasks: &mut Tasks<'t>) {
+        self.queue_children(node, stdin, Children::Stages { index: 0 }, tasks);
+    }
+
+    fn queue_children<'t>(
+        &mut self,
+        node: Node<'t>,
+        stdin: Stdin<'t>,
+        kind: Children<'t>,
+        tasks: &mut Tasks<'t>,
+    ) {
         let mut cursor = node.walk();
-        let mut input = stdin;
-        for stage in node.named_children(&mut cursor) {
-            self.visit(cx, stage, input);
-            input = Stdin::Pipe {
-                from: stage,
-                here: None,
+        if cursor.goto_first_child() && (cursor.node().is_named() || next_named(&mut cursor)) {
+            let children = Task::Children {
+                cursor,
+                parent: node,
+                stdin,
+                kind,
             };
+            tasks.push((children, self.depth));
         }
     }
 
-    fn redirected(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>) {
-        let mut cursor = node.walk();
+    fn redirected<'t>(
+        &mut self,
+        cx: Cx<'_, '_>,
+        node: Node<'t>,
+        stdin: Stdin<'t>,
+        tasks: &mut Tasks<'t>,
+    ) {
         let mut body = None;
         let mut redirects = Vec::new();
         let mut input = None;
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fields(node) {
+            match field {
                 Some("body") => body = Some(child),
                 Some("redirect") => {
                     match child.kind() {
                         "herestring_redirect" | "heredoc_redirect" => {
                             input = Some(Stdin::Here(child))
                         }
-                        "file_redirect" if reads_file(cx, child) => input = Some(Stdin::Opaque),
+                        "file_redirect" if syntax::reads_file(&cx.src.text, child) => {
+                            input = Some(Stdin::Opaque)
+                        }
                         _ => {}
                     }
                     redirects.push(child);
@@ -286,599 +461,181 @@ impl Analyzer {
             }
         }
         if let Some(body) = body {
-            let files: Vec<Node<'_>> = redirects
+            let files: Rc<[Node<'t>]> = redirects
                 .iter()
                 .copied()
                 .filter(|r| r.kind() == "file_redirect")
                 .collect();
-            self.tail(cx, body, stdin, input, &files);
+            let tail = Task::Tail {
+                node: body,
+                stdin,
+                input,
+                files,
+            };
+            tasks.push((tail, self.depth));
         }
-        for redirect in redirects {
-            match (redirect.kind(), body) {
-                ("heredoc_redirect", Some(owner)) => self.heredoc(cx, redirect, owner),
-                _ => self.visit(cx, redirect, Stdin::Opaque),
-            }
-        }
+        self.queue_children(
+            node,
+            Stdin::Opaque,
+            Children::Redirects { owner: body },
+            tasks,
+        );
     }
 
     /// Visits `node`, applying a statement's redirections to the command they belong to: bash
     /// binds `a | b <<EOF` and `a && b > f` to `b`, where tree-sitter puts them on the whole
     /// pipeline or list.
-    fn tail(
+    fn tail<'t>(
         &mut self,
         cx: Cx<'_, '_>,
-        node: Node<'_>,
-        stdin: Stdin<'_>,
-        input: Option<Stdin<'_>>,
-        files: &[Node<'_>],
+        node: Node<'t>,
+        stdin: Stdin<'t>,
+        input: Option<Stdin<'t>>,
+        files: &Rc<[Node<'t>]>,
+        tasks: &mut Tasks<'t>,
     ) {
-        if self.depth >= MAX_TREE_DEPTH {
-            return self.visit(cx, node, stdin);
-        }
-        self.depth += 1;
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         match node.kind() {
             "command" => {
                 self.command(cx, node, input.unwrap_or(stdin), files);
-                self.command_parts(cx, node);
+                self.command_parts(node, tasks);
             }
             "pipeline" | "list" => {
                 let piped = node.kind() == "pipeline";
+                let children = named_children(node);
                 let mut stage_input = stdin;
                 for (i, child) in children.iter().enumerate() {
-                    if i + 1 == children.len() {
-                        self.tail(cx, *child, stage_input, input, files);
+                    let task = if i + 1 == children.len() {
+                        Task::Tail {
+                            node: *child,
+                            stdin: stage_input,
+                            input,
+                            files: Rc::clone(files),
+                        }
                     } else {
-                        self.visit(cx, *child, stage_input);
-                    }
+                        Task::Visit {
+                            node: *child,
+                            parent: Some(node),
+                            stdin: stage_input,
+                        }
+                    };
+                    tasks.push((task, self.depth));
                     if piped {
                         stage_input = Stdin::Pipe {
                             from: *child,
                             here: None,
+                            pipeline: Some((node, i)),
                         };
                     }
                 }
             }
-            _ => self.visit(cx, node, input.unwrap_or(stdin)),
+            _ => {
+                let visit = Task::Visit {
+                    node,
+                    parent: None,
+                    stdin: input.unwrap_or(stdin),
+                };
+                tasks.push((visit, self.depth));
+            }
         }
-        self.depth -= 1;
     }
 
     /// A heredoc redirect: its body's substitutions, and commands written after the
     /// delimiter on the same line (`cat <<EOF | sh`), which read `owner`'s output.
-    fn heredoc(&mut self, cx: Cx<'_, '_>, node: Node<'_>, owner: Node<'_>) {
-        let mut cursor = node.walk();
-        for child in node.named_children(&mut cursor) {
+    fn heredoc<'t>(&mut self, node: Node<'t>, owner: Node<'t>, tasks: &mut Tasks<'t>) {
+        for child in named_children(node) {
             let stdin = match child.kind() {
                 "pipeline" => Stdin::Pipe {
                     from: owner,
                     here: Some(node),
+                    pipeline: None,
                 },
                 _ => Stdin::Opaque,
             };
-            self.visit(cx, child, stdin);
+            let visit = Task::Visit {
+                node: child,
+                parent: Some(node),
+                stdin,
+            };
+            tasks.push((visit, self.depth));
         }
     }
+}
 
-    /// Builds the words of a command node and checks it.
-    fn command(&mut self, cx: Cx<'_, '_>, node: Node<'_>, stdin: Stdin<'_>, outer: &[Node<'_>]) {
-        let mut words = Vec::new();
-        let mut call = Call {
-            span: cx.src.orig(node.byte_range()),
+/// Runs a [`Task::Children`]: queues the child `cursor` is on, then the task for the rest.
+fn next_child<'t>(
+    mut cursor: TreeCursor<'t>,
+    parent: Node<'t>,
+    stdin: Stdin<'t>,
+    kind: Children<'t>,
+    depth: usize,
+    tasks: &mut Tasks<'t>,
+) {
+    let child = cursor.node();
+    let visit = |stdin| Task::Visit {
+        node: child,
+        parent: Some(parent),
+        stdin,
+    };
+    let (task, rest) = match kind {
+        Children::Plain => (Some(visit(stdin)), (stdin, kind)),
+        Children::CommandParts if child.kind() == "heredoc_redirect" => {
+            let heredoc = Task::Heredoc {
+                node: child,
+                owner: parent,
+            };
+            (Some(heredoc), (stdin, kind))
+        }
+        Children::CommandParts => (Some(visit(Stdin::Opaque)), (stdin, kind)),
+        Children::Stages { index } => {
+            let next = Stdin::Pipe {
+                from: child,
+                here: None,
+                pipeline: Some((parent, index)),
+            };
+            (
+                Some(visit(stdin)),
+                (next, Children::Stages { index: index + 1 }),
+            )
+        }
+        Children::Redirects { .. } if cursor.field_name() != Some("redirect") => {
+            (None, (stdin, kind))
+        }
+        Children::Redirects { owner: Some(owner) } if child.kind() == "heredoc_redirect" => {
+            let heredoc = Task::Heredoc { node: child, owner };
+            (Some(heredoc), (stdin, kind))
+        }
+        Children::Redirects { .. } => (Some(visit(Stdin::Opaque)), (stdin, kind)),
+    };
+    tasks.extend(task.map(|task| (task, depth)));
+    if next_named(&mut cursor) {
+        let (stdin, kind) = rest;
+        let more = Task::Children {
+            cursor,
+            parent,
             stdin,
-            redirects: outer.to_vec(),
+            kind,
         };
-        let mut cursor = node.walk();
-        for (i, child) in node.children(&mut cursor).enumerate() {
-            match node.field_name_for_child(i as u32) {
-                Some("name") => {
-                    if let Some(word) = child.named_child(0) {
-                        words.push(Word::read(cx.src, word));
-                    }
-                }
-                Some("argument") if child.is_named() => words.push(Word::read(cx.src, child)),
-                Some("redirect") => match child.kind() {
-                    "herestring_redirect" | "heredoc_redirect" => {
-                        call.stdin = Stdin::Here(child);
-                    }
-                    "file_redirect" => {
-                        if reads_file(cx, child) {
-                            call.stdin = Stdin::Opaque;
-                        }
-                        call.redirects.push(child);
-                    }
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-        // tree-sitter reads the words after a redirection (`rm 2>/dev/null -rf /`) as more
-        // destinations of it; bash takes only the first and gives the rest to the command.
-        let mut extra: Vec<Word<'_>> = call
-            .redirects
-            .iter()
-            .flat_map(|r| extra_destinations(*r))
-            .map(|n| Word::read(cx.src, n))
-            .collect();
-        if !extra.is_empty() {
-            words.append(&mut extra);
-            if let Some(rest) = words.get_mut(1..) {
-                rest.sort_by_key(|w| w.node.map_or(usize::MAX, |n| n.start_byte()));
-            }
-            let end = words
-                .iter()
-                .map(|w| w.span.end)
-                .max()
-                .unwrap_or(call.span.end);
-            call.span.end = call.span.end.max(end);
-        }
-        if !self.expand_braces(cx, &mut words) {
-            return;
-        }
-        for word in words.iter().skip(1) {
-            if word
-                .node
-                .is_some_and(|n| crate::word::unquoted_ifs(&cx.src.text, n))
-            {
-                self.report(
-                    RuleId::ObfuscatedCommand,
-                    word.span.clone(),
-                    "an unquoted `$IFS` splits this word into hidden words (obfuscation)",
-                );
-            }
-        }
-        commands::check(self, cx, &words, &call);
-    }
-
-    /// Brace-expands the arguments in `words` as bash does before running the command
-    /// (`rm {-rf,/}` is `rm -rf /`); false (and `analysis-limit`) when there are too many.
-    fn expand_braces(&mut self, cx: Cx<'_, '_>, words: &mut Vec<Word<'_>>) -> bool {
-        let braced = |w: &Word<'_>| {
-            w.text.contains('{')
-                && w.node.is_some_and(|n| {
-                    crate::braces::has_unquoted_brace(&cx.src.text[n.byte_range()])
-                })
-        };
-        if !words.iter().skip(1).any(braced) {
-            return true;
-        }
-        let mut out = Vec::with_capacity(words.len());
-        for (i, word) in words.drain(..).enumerate() {
-            if i == 0 || !braced(&word) {
-                out.push(word);
-                continue;
-            }
-            let Some(alts) = crate::braces::expand(&word.text) else {
-                self.report(
-                    RuleId::AnalysisLimit,
-                    word.span.clone(),
-                    format!(
-                        "brace expansion into more than {} words",
-                        crate::braces::MAX_BRACE_WORDS
-                    ),
-                );
-                return false;
-            };
-            if alts.len() == 1 && alts[0] == word.text {
-                out.push(word);
-                continue;
-            }
-            for alt in alts {
-                let mut w = word.clone();
-                w.text = alt;
-                w.node = None;
-                w.plain = false;
-                out.push(w);
-            }
-            if out.len() > crate::braces::MAX_BRACE_WORDS {
-                self.report(
-                    RuleId::AnalysisLimit,
-                    word.span.clone(),
-                    format!(
-                        "brace expansion into more than {} words",
-                        crate::braces::MAX_BRACE_WORDS
-                    ),
-                );
-                return false;
-            }
-        }
-        *words = out;
-        true
-    }
-
-    fn file_redirect(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        let Some(op) = redirect_operator(cx, node) else {
-            return;
-        };
-        if !op.contains('>') {
-            return;
-        }
-        let mut cursor = node.walk();
-        let destinations: Vec<Node<'_>> = node
-            .children_by_field_name("destination", &mut cursor)
-            .collect();
-        for dest in destinations.into_iter().take(1) {
-            let word = Word::read(cx.src, dest);
-            if matches!(op, ">&" | "<&") && (dest.kind() == "number" || word.text == "-") {
-                continue;
-            }
-            let span = cx.src.orig(node.byte_range());
-            self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
-            self.dynamic_write(span, &word, &format!("redirection `{op}`"));
-        }
-    }
-
-    /// Finds `` `…` `` and `$(…)` in `range`, text that tree-sitter did not parse, and analyses
-    /// their code; blocks when one is unterminated or nests escaped backticks.
-    fn unparsed_substitutions(&mut self, cx: Cx<'_, '_>, range: Range<usize>) {
-        let text = &cx.src.text[range.clone()];
-        if !text.contains(['`', '$']) {
-            return;
-        }
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let (open, inner_start) = match bytes[i] {
-                b'\\' => {
-                    i += 2;
-                    continue;
-                }
-                b'`' => (b'`', i + 1),
-                b'$' if bytes.get(i + 1) == Some(&b'(') => (b')', i + 2),
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            let close = if open == b'`' {
-                closing_backtick(bytes, inner_start)
-            } else {
-                closing_paren(bytes, inner_start)
-            };
-            let at = range.start + i;
-            let Some(end) = close else {
-                self.report(
-                    RuleId::ParseError,
-                    cx.src.orig(at..range.end),
-                    "a substitution the parser left as text is unterminated or nests backticks",
-                );
-                return;
-            };
-            let inner = range.start + inner_start..range.start + end;
-            let mut code = Mapped::default();
-            for (k, c) in cx.src.text[inner.clone()].char_indices() {
-                let b = inner.start + k..inner.start + k + c.len_utf8();
-                code.push(&cx.src.text[b.clone()], cx.src.orig(b));
-            }
-            let src = Source::nested(code, cx.src.args.clone());
-            self.source(&src, cx.nesting + 1, cx.src.orig(at..range.start + end + 1));
-            i = end + 1;
-        }
-    }
-
-    /// Reports a write by `how` to a file whose name is only known at run time.
-    pub fn dynamic_write(&mut self, span: Range<usize>, file: &Word<'_>, how: &str) {
-        let pipe = file
-            .node
-            .is_some_and(|n| n.kind() == "process_substitution");
-        if file.unknown_name && !file.any && !pipe {
-            self.report(
-                RuleId::DynamicTarget,
-                span,
-                format!(
-                    "{how} writes to a file named at run time (`{}`), which could be any file",
-                    file.text.replace(crate::word::UNKNOWN, "…")
-                ),
-            );
-        }
-    }
-
-    /// `path` resolved against the directory of an earlier static `cd` (`cd ~/.ssh && … >>
-    /// authorized_keys`); unchanged when it is absolute or no such `cd` was seen.
-    pub fn resolve(&self, path: &str) -> String {
-        match &self.cwd {
-            Some(dir) if !path.starts_with(['/', '~']) => format!("{dir}/{path}"),
-            _ => path.to_owned(),
-        }
-    }
-
-    /// Reports a write to `path` by `how` if the path is sensitive.
-    pub fn written(&mut self, span: Range<usize>, path: &str, how: &str) {
-        let path = &self.resolve(path);
-        let Some(kind) = paths::sensitive(path) else {
-            return;
-        };
-        let shown = path.replace(crate::word::UNKNOWN, "…");
-        let (rule, what) = match kind {
-            paths::Sensitive::Device => (RuleId::DeviceWrite, "a device"),
-            paths::Sensitive::Ssh => (RuleId::SshWrite, "an ssh directory"),
-            paths::Sensitive::Startup => (RuleId::ShellStartupWrite, "a shell start-up file"),
-            paths::Sensitive::History => (RuleId::HistoryTamper, "a shell history file"),
-            paths::Sensitive::Kernel => (RuleId::SystemShutdown, "a kernel control file"),
-            paths::Sensitive::Persistence => (
-                RuleId::Persistence,
-                "a file that makes programs run later on their own",
-            ),
-            paths::Sensitive::Auth => (
-                RuleId::SystemAuthWrite,
-                "system authentication or start-up configuration",
-            ),
-        };
-        self.report(rule, span, format!("{how} writes to {what} (`{shown}`)"));
-    }
-
-    fn assignment(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| &cx.src.text[n.byte_range()]);
-        let word = node
-            .child_by_field_name("value")
-            .map(|v| Word::read(cx.src, v));
-        let value = word.as_ref().map(|w| w.text.clone()).unwrap_or_default();
-        // `X=/; rm -rf "$X"`: remember the value for later words (not for `X=/ cmd`, whose
-        // own words see the old value).
-        let standalone = node.parent().is_none_or(|p| p.kind() != "command");
-        if let Some(name) = name.filter(|_| standalone) {
-            let known = word.as_ref().is_none_or(|w| !w.unknown);
-            cx.src.assign(name, known.then(|| value.clone()));
-        }
-        let tampers = match name {
-            Some("HISTFILE" | "HISTIGNORE" | "HISTCONTROL") => true,
-            Some("HISTSIZE" | "HISTFILESIZE" | "SAVEHIST") => value == "0",
-            _ => false,
-        };
-        if tampers {
-            self.report(
-                RuleId::HistoryTamper,
-                cx.src.orig(node.byte_range()),
-                "changing the history file or size hides what the shell ran",
-            );
-        }
-    }
-
-    fn unset(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        let mut cursor = node.walk();
-        let hist = node
-            .named_children(&mut cursor)
-            .any(|n| &cx.src.text[n.byte_range()] == "HISTFILE");
-        if hist {
-            self.report(
-                RuleId::HistoryTamper,
-                cx.src.orig(node.byte_range()),
-                "`unset HISTFILE` stops the shell from recording history",
-            );
-        }
-    }
-
-    /// A function whose body calls itself in a pipeline or in the background.
-    fn fork_bomb(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        let (Some(name), Some(body)) = (
-            node.child_by_field_name("name"),
-            node.child_by_field_name("body"),
-        ) else {
-            return;
-        };
-        let name = &cx.src.text[name.byte_range()];
-        if spawns_itself(cx, body, name) {
-            self.report(
-                RuleId::ForkBomb,
-                cx.src.orig(node.byte_range()),
-                format!("function `{name}` calls itself in a pipeline or in the background"),
-            );
-        }
+        tasks.push((more, depth));
     }
 }
 
-fn spawns_itself(cx: Cx<'_, '_>, body: Node<'_>, name: &str) -> bool {
-    descendants(body).any(|node| {
-        node.kind() == "command"
-            && node
-                .child_by_field_name("name")
-                .is_some_and(|n| &cx.src.text[n.byte_range()] == name)
-            && concurrent(node, body)
-    })
-}
-
-/// Whether `node` runs concurrently with its caller: inside a pipeline or followed by `&`,
-/// looking up to `body`.
-fn concurrent(mut node: Node<'_>, body: Node<'_>) -> bool {
-    while node.id() != body.id() {
-        if node.next_sibling().is_some_and(|s| s.kind() == "&") {
+/// Moves `cursor` to its next named sibling; false when there is none.
+fn next_named(cursor: &mut TreeCursor<'_>) -> bool {
+    while cursor.goto_next_sibling() {
+        if cursor.node().is_named() {
             return true;
         }
-        let Some(parent) = node.parent() else {
-            return false;
-        };
-        if parent.kind() == "pipeline" {
-            return true;
-        }
-        node = parent;
     }
     false
 }
 
-/// The destinations of a file redirect after the first: words of the command in bash.
-pub(crate) fn extra_destinations(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    node.children_by_field_name("destination", &mut cursor)
-        .skip(1)
-        .collect()
-}
-
-fn redirect_operator<'s>(cx: Cx<'s, '_>, node: Node<'_>) -> Option<&'s str> {
-    let mut cursor = node.walk();
-    node.children(&mut cursor)
-        .find(|c| !c.is_named())
-        .map(|c| &cx.src.text[c.byte_range()])
-}
-
-fn reads_file(cx: Cx<'_, '_>, node: Node<'_>) -> bool {
-    redirect_operator(cx, node) == Some("<")
-}
-
-/// The index of the backtick closing one opened before `from`; `None` when there is none or
-/// an escaped backtick (a nested substitution) comes first.
-fn closing_backtick(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if bytes.get(i + 1) == Some(&b'`') => return None,
-            b'\\' => i += 2,
-            b'`' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// The index of the `)` closing a `$(` opened before `from`, counting parentheses.
-fn closing_paren(bytes: &[u8], from: usize) -> Option<usize> {
-    let mut depth = 1usize;
-    let mut i = from;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 1,
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The text with every line continuation (`\<newline>`) that bash removes before splitting
-/// words taken out, or `None` when there is none. Bash keeps them in single quotes, `$'…'`,
-/// comments and heredoc bodies (an unquoted heredoc's continuations are decoded with its
-/// words); a backslash that is itself escaped (`\\<newline>`) does not continue the line.
-fn join_continuations(src: &Source<'_>, root: Node<'_>) -> Option<Mapped> {
-    let text = src.text.as_ref();
-    if !text.contains("\\\n") {
-        return None;
-    }
-    let bytes = text.as_bytes();
-    let mut cut = Vec::new();
-    let mut i = 0;
-    while i + 1 < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        if literal_at(root, i) {
-            i += 1;
-            continue;
-        }
-        if bytes[i + 1] == b'\n' {
-            cut.push(i);
-        }
-        // Skip the escaped character: `\\` is one escaped backslash.
-        i += 2;
-    }
-    if cut.is_empty() {
-        return None;
-    }
-    let mut out = Mapped::default();
-    let mut pos = 0;
-    for at in cut.into_iter().chain(std::iter::once(text.len())) {
-        for (k, c) in text[pos..at].char_indices() {
-            let start = pos + k;
-            let end = start + c.len_utf8();
-            out.push(&text[start..end], src.orig(start..end));
-        }
-        pos = at + 2;
-    }
-    Some(out)
-}
-
-/// Whether byte `at` sits where bash takes backslashes literally (or decodes them later).
-fn literal_at(root: Node<'_>, at: usize) -> bool {
-    let mut node = root.descendant_for_byte_range(at, at + 1);
-    while let Some(n) = node {
-        match n.kind() {
-            "raw_string" | "ansi_c_string" | "comment" | "heredoc_body" | "heredoc_content" => {
-                return true;
-            }
-            "command_substitution" | "process_substitution" => return false,
-            _ => {}
-        }
-        node = n.parent();
-    }
-    false
-}
-
-/// A comment that tree-sitter-bash starts in the middle of a word (`[ 1 ]#; rm -rf /`):
-/// bash starts a comment only at the start of a word, so it runs what follows.
-fn glued_comment<'t>(src: &Source<'_>, root: Node<'t>) -> Option<Node<'t>> {
-    if !src.text.contains('#') {
-        return None;
-    }
-    let bytes = src.text.as_bytes();
-    descendants(root)
-        .filter(|n| n.kind() == "comment")
-        .find(|n| {
-            let before = n.start_byte().checked_sub(1).and_then(|i| bytes.get(i));
-            before.is_some_and(|b| {
-                !b.is_ascii_whitespace()
-                    && !matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>')
-            })
+/// Whether `text` may define a function: every definition has `function` or `(` and `)` with
+/// only blanks between them (`f()`, `f ( )`).
+fn defines_functions(text: &str) -> bool {
+    text.contains("function")
+        || text.match_indices('(').any(|(at, _)| {
+            text[at + 1..]
+                .trim_start_matches([' ', '\t', '\n'])
+                .starts_with(')')
         })
-}
-
-/// tree-sitter-bash 0.25 reads a heredoc whose first line starts with `\` as arguments on the
-/// `<<EOF` line (and an empty body), without an error node. Such a word starts with the
-/// newline that ends the `<<EOF` line, which no correct parse produces.
-fn misread_heredoc<'t>(src: &Source<'_>, root: Node<'t>) -> Option<Node<'t>> {
-    if !src.text.contains("<<") {
-        return None;
-    }
-    descendants(root)
-        .filter(|n| n.kind() == "heredoc_redirect")
-        .find_map(|redirect| {
-            let mut cursor = redirect.walk();
-            redirect
-                .named_children(&mut cursor)
-                .find(|c| src.text[c.byte_range()].starts_with('\n'))
-        })
-}
-
-fn first_error(node: Node<'_>) -> Option<Node<'_>> {
-    descendants(node).find(|n| n.is_error() || n.is_missing())
-}
-
-/// `node` and everything below it, in document order, without recursion (trees can be deep).
-pub(crate) fn descendants<'t>(node: Node<'t>) -> impl Iterator<Item = Node<'t>> {
-    let mut cursor = node.walk();
-    let mut started = false;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        if !started {
-            started = true;
-            return Some(cursor.node());
-        }
-        if cursor.goto_first_child() {
-            return Some(cursor.node());
-        }
-        loop {
-            if cursor.depth() == 0 {
-                done = true;
-                return None;
-            }
-            if cursor.goto_next_sibling() {
-                return Some(cursor.node());
-            }
-            if !cursor.goto_parent() {
-                done = true;
-                return None;
-            }
-        }
-    })
 }

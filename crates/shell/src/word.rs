@@ -6,10 +6,12 @@
 //! become the empty string (they may be unset), `${X:?}` and substitutions (`$(…)`, `` `…` ``,
 //! `$((…))`, `<(…)`) become a NUL byte (unknown, not empty).
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use tree_sitter::Node;
 
+use crate::limits::Budget;
 use crate::source::{Mapped, Positional, Source};
 
 /// Marker for an unknown, non-empty part of a word.
@@ -42,19 +44,30 @@ pub(crate) struct Word<'t> {
 }
 
 impl<'t> Word<'t> {
-    /// Reads the word `node` of `src`.
+    /// Reads the word `node` of `src`, charging its length to the analysis work and the
+    /// values it substitutes to the expansion budget (past which they are left out and the
+    /// word counts as unknown).
     pub fn read(src: &Source<'_>, node: Node<'t>) -> Self {
+        let span = src.orig(node.byte_range());
+        src.budget.charge(node.byte_range().len() + 1, span.clone());
         let vars = src.vars.borrow();
         let mut sink = TextSink {
             args: &src.args,
             vars: &vars,
-            ..TextSink::default()
+            budget: &src.budget,
+            span: span.clone(),
+            text: String::new(),
+            dynamic: false,
+            any: false,
+            unknown: false,
+            unknown_name: false,
+            escaped: false,
         };
-        decode(src.text.as_ref(), node, &mut sink);
+        decode(src.text.as_ref(), node, &mut sink, 0);
         let raw = &src.text[node.byte_range()];
         Word {
             node: Some(node),
-            span: src.orig(node.byte_range()),
+            span,
             plain: node.kind() == "word" && is_plain(raw),
             text: sink.text,
             dynamic: sink.dynamic,
@@ -98,18 +111,26 @@ fn is_plain(raw: &str) -> bool {
 
 /// Whether the word `node` holds an unquoted `$IFS` expansion: word splitting that hides the
 /// blanks between words (`rm -rf${IFS}/`).
-pub(crate) fn unquoted_ifs(text: &str, node: Node<'_>) -> bool {
-    if !text[node.byte_range()].contains("IFS") {
+/// Each node looked at costs one unit of `budget` (charged to `span`).
+pub(crate) fn unquoted_ifs(
+    text: &str,
+    node: Node<'_>,
+    budget: &Budget,
+    span: Range<usize>,
+) -> bool {
+    if !text[node.byte_range()].contains("IFS") || !budget.charge(node.descendant_count(), span) {
         return false;
     }
-    crate::walk::descendants(node).any(|n| {
-        n.kind() == "variable_name"
-            && &text[n.byte_range()] == "IFS"
-            && std::iter::successors(n.parent(), |p| p.parent())
-                .take_while(|p| p.id() != node.id())
-                .chain(std::iter::once(node))
-                .all(|p| !matches!(p.kind(), "string" | "translated_string"))
-    })
+    let mut stack = vec![(node, false)];
+    while let Some((n, quoted)) = stack.pop() {
+        let quoted = quoted || matches!(n.kind(), "string" | "translated_string");
+        if n.kind() == "variable_name" && &text[n.byte_range()] == "IFS" && !quoted {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor).map(|c| (c, quoted)));
+    }
+    false
 }
 
 /// The value of a node with unknown parts, as [`Mapped`] text when static.
@@ -119,7 +140,7 @@ pub(crate) fn mapped_node(src: &Source<'_>, node: Node<'_>) -> Option<Mapped> {
         out: Mapped::default(),
         dynamic: false,
     };
-    decode(src.text.as_ref(), node, &mut sink);
+    decode(src.text.as_ref(), node, &mut sink, 0);
     (!sink.dynamic).then_some(sink.out)
 }
 
@@ -152,10 +173,12 @@ trait Sink {
     fn escaped(&mut self) {}
 }
 
-#[derive(Default)]
 struct TextSink<'s> {
     args: &'s [Positional],
-    vars: &'s [(String, Option<String>)],
+    vars: &'s HashMap<String, Option<String>>,
+    budget: &'s Budget,
+    /// The word's original range, for the budget.
+    span: Range<usize>,
     text: String,
     dynamic: bool,
     any: bool,
@@ -164,17 +187,18 @@ struct TextSink<'s> {
     escaped: bool,
 }
 
-impl TextSink<'_> {
+impl<'s> TextSink<'s> {
     /// The known value of variable or positional parameter `name`: (value, unknown, any).
-    fn lookup(&self, name: &str) -> Option<(String, bool, bool)> {
+    fn lookup(&self, name: &str) -> Option<(&'s str, bool, bool)> {
         if let Some(n) = name.parse::<usize>().ok().filter(|_| !name.is_empty()) {
-            return self.args.get(n).map(|a| (a.text.clone(), a.unknown, a.any));
+            return self
+                .args
+                .get(n)
+                .map(|a| (a.text.as_str(), a.unknown, a.any));
         }
-        self.vars
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| v.clone())
+        let vars: &'s HashMap<String, Option<String>> = self.vars;
+        vars.get(name)
+            .and_then(|v| v.as_deref())
             .map(|v| (v, false, false))
     }
 
@@ -183,8 +207,21 @@ impl TextSink<'_> {
         self.unknown_name = true;
     }
 
-    fn value(&mut self, (text, unknown, any): (String, bool, bool)) {
-        self.lit(&text, 0..0);
+    /// Whether `bytes` more of substituted values fit the expansion budget; when not, the
+    /// word counts as unknown (and the analysis stops).
+    fn fits(&mut self, bytes: usize) -> bool {
+        let fits = self.budget.expand(bytes, self.span.clone());
+        if !fits {
+            self.mark_unknown();
+        }
+        fits
+    }
+
+    fn value(&mut self, (text, unknown, any): (&str, bool, bool)) {
+        if !self.fits(text.len()) {
+            return;
+        }
+        self.lit(text, 0..0);
         self.any |= any;
         if unknown {
             self.mark_unknown();
@@ -223,6 +260,10 @@ impl Sink for TextSink<'_> {
             Dynamic::All => {
                 if self.args.len() < 2 {
                     self.mark_unknown();
+                }
+                let bytes: usize = self.args.iter().skip(1).map(|a| a.text.len() + 1).sum();
+                if !self.fits(bytes) {
+                    return;
                 }
                 for (i, arg) in self.args.iter().skip(1).enumerate() {
                     if i > 0 {
@@ -279,8 +320,15 @@ enum Quoting {
     Raw,
 }
 
-fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink) {
+/// Nodes of one word nested deeper than this (the grammar nests strings and concatenations
+/// only a few levels) are taken as unknown.
+const MAX_WORD_DEPTH: usize = 16;
+
+fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink, depth: usize) {
     let range = node.byte_range();
+    if depth > MAX_WORD_DEPTH {
+        return sink.dynamic(Dynamic::Unknown);
+    }
     match node.kind() {
         "word" => unescape(text, range, Quoting::Bare, sink),
         "number" | "heredoc_content" | "special_variable_name" | "variable_name" => {
@@ -291,9 +339,15 @@ fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink) {
             sink.lit(&text[inner.clone()], inner);
         }
         "ansi_c_string" if range.len() >= 3 => ansi_c(text, range.start + 2..range.end - 1, sink),
-        "string" | "translated_string" => sequence(text, node, Quoting::Double, sink),
-        "concatenation" => sequence(text, node, Quoting::Bare, sink),
-        "heredoc_body" => sequence(text, node, heredoc_quoting(text, node), sink),
+        "string" | "translated_string" => sequence(text, node, Quoting::Double, sink, depth),
+        "concatenation" => sequence(text, node, Quoting::Bare, sink, depth),
+        "heredoc_body" => {
+            // Reached only when a body is decoded without its redirect (see `mapped_heredoc`).
+            let quoting = node
+                .parent()
+                .map_or(Quoting::Heredoc, |redirect| heredoc_quoting(text, redirect));
+            sequence(text, node, quoting, sink, depth)
+        }
         "string_content" => unescape(text, range, Quoting::Double, sink),
         "brace_expression" => sink.lit(&text[range.clone()], range),
         "simple_expansion" => {
@@ -359,30 +413,44 @@ fn expansion(raw: &str) -> Dynamic<'_> {
     Dynamic::Empty
 }
 
-/// Whether the heredoc `body` belongs to has a quoted delimiter (`<<'EOF'`): no expansions.
-pub(crate) fn heredoc_is_quoted(text: &str, body: Node<'_>) -> bool {
-    heredoc_quoting(text, body) == Quoting::Raw
+/// Whether the heredoc `redirect` has a quoted delimiter (`<<'EOF'`): no expansions.
+pub(crate) fn heredoc_is_quoted(text: &str, redirect: Node<'_>) -> bool {
+    heredoc_quoting(text, redirect) == Quoting::Raw
 }
 
-fn heredoc_quoting(text: &str, body: Node<'_>) -> Quoting {
-    let start = body
-        .parent()
-        .and_then(|redirect| {
-            let mut cursor = redirect.walk();
-            redirect
-                .children(&mut cursor)
-                .find(|c| c.kind() == "heredoc_start")
-        })
-        .map(|n| &text[n.byte_range()]);
+fn heredoc_quoting(text: &str, redirect: Node<'_>) -> Quoting {
+    let start = {
+        let mut cursor = redirect.walk();
+        redirect
+            .children(&mut cursor)
+            .find(|c| c.kind() == "heredoc_start")
+            .map(|n| &text[n.byte_range()])
+    };
     match start {
         Some(delim) if delim.contains(['\'', '"', '\\']) => Quoting::Raw,
         _ => Quoting::Heredoc,
     }
 }
 
+/// The value of the heredoc `body` of `redirect`, as [`Mapped`] text when static.
+pub(crate) fn mapped_heredoc(
+    src: &Source<'_>,
+    redirect: Node<'_>,
+    body: Node<'_>,
+) -> Option<Mapped> {
+    let mut sink = MapSink {
+        src,
+        out: Mapped::default(),
+        dynamic: false,
+    };
+    let text = src.text.as_ref();
+    sequence(text, body, heredoc_quoting(text, redirect), &mut sink, 0);
+    (!sink.dynamic).then_some(sink.out)
+}
+
 /// A node whose children are pieces of one word (`"…"`, concatenations, heredoc bodies):
 /// text between the children is literal too.
-fn sequence(text: &str, node: Node<'_>, quoting: Quoting, sink: &mut dyn Sink) {
+fn sequence(text: &str, node: Node<'_>, quoting: Quoting, sink: &mut dyn Sink, depth: usize) {
     let mut pos = node.start_byte();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
@@ -399,7 +467,7 @@ fn sequence(text: &str, node: Node<'_>, quoting: Quoting, sink: &mut dyn Sink) {
         } else if matches!(child.kind(), "string_content" | "heredoc_content") {
             unescape(text, r, quoting, sink);
         } else {
-            decode(text, child, sink);
+            decode(text, child, sink, depth + 1);
         }
     }
     if node.end_byte() > pos && node.kind() != "string" {
@@ -540,7 +608,7 @@ mod tests {
 
     fn words(cmd: &str) -> Vec<(String, bool, bool)> {
         let src = Source::top(cmd);
-        let tree = parse(cmd).unwrap();
+        let tree = parse(cmd, &Budget::default()).unwrap();
         let command = tree.root_node().named_child(0).unwrap();
         let mut cursor = command.walk();
         let nodes: Vec<_> = command.named_children(&mut cursor).collect();
@@ -574,7 +642,7 @@ mod tests {
     fn mapped_text_points_back_at_the_original_bytes() {
         let cmd = r#"sh -c "a\"b /""#;
         let src = Source::top(cmd);
-        let tree = parse(cmd).unwrap();
+        let tree = parse(cmd, &Budget::default()).unwrap();
         let command = tree.root_node().named_child(0).unwrap();
         let arg = command.named_child(2).unwrap();
         let m = Word::read(&src, arg).mapped(&src).unwrap();

@@ -2,6 +2,7 @@
 //! `trap`, and interpreters with inline code.
 
 use std::ops::Range;
+use std::rc::Rc;
 
 use tree_sitter::Node;
 
@@ -9,7 +10,7 @@ use super::first_operand;
 use super::interpreters;
 use super::producers::{Producer, Reader, producer, report_producer, stdin_code};
 use crate::rules::RuleId;
-use crate::source::{Mapped, Positional, Source};
+use crate::source::{Mapped, Positional};
 use crate::walk::{Analyzer, Call, Cx};
 use crate::word::Word;
 
@@ -44,7 +45,7 @@ pub(super) fn check(
 
 /// Checks `word` as shell code.
 pub(super) fn code_word(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, what: &str) {
-    shell_code(a, cx, word, what, Vec::new());
+    shell_code(a, cx, word, what, Rc::from([]));
 }
 
 /// Checks `word` as shell code whose positional parameters are `args` (`sh -c CODE NAME ARG…`).
@@ -53,7 +54,7 @@ fn shell_code(
     cx: Cx<'_, '_>,
     word: &Word<'_>,
     what: &str,
-    args: Vec<Positional>,
+    args: Rc<[Positional]>,
 ) {
     if word.escaped {
         a.report(
@@ -64,7 +65,7 @@ fn shell_code(
     }
     match word.mapped(cx.src) {
         Some(m) => {
-            let src = Source::nested(m, args);
+            let src = cx.src.nested(m, args);
             a.source(&src, cx.nesting + 1, word.span.clone());
         }
         None => a.report(
@@ -112,7 +113,7 @@ pub(super) fn joined(cx: Cx<'_, '_>, words: &[Word<'_>]) -> Option<Mapped> {
 
 /// Parses and checks decoded shell code one level deeper.
 pub(super) fn nested(a: &mut Analyzer, cx: Cx<'_, '_>, code: Mapped, whole: Range<usize>) {
-    let src = Source::nested(code, Vec::new());
+    let src = cx.src.nested(code, Rc::from([]));
     a.source(&src, cx.nesting + 1, whole);
 }
 

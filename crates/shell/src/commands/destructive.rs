@@ -171,7 +171,7 @@ fn rm(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
     let p = parse_args(args, "", &[]);
     let recursive = p.has('r', "recursive") || p.short.contains('R') || p.dynamic;
     for target in &p.operands {
-        if paths::sensitive(&target.text) == Some(paths::Sensitive::History) {
+        if paths::sensitive(&target.text) == Ok(Some(paths::Sensitive::History)) {
             a.report(
                 RuleId::HistoryTamper,
                 call.span.clone(),

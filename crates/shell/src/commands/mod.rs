@@ -6,18 +6,27 @@ mod destructive;
 mod git;
 mod interpreters;
 mod producers;
+mod upstream;
 mod wrappers;
 mod writes;
 
+pub(crate) use upstream::Upstream;
+
+use crate::limits::MAX_WRAPPERS;
 use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call, Cx};
 use crate::word::Word;
 
-/// Checks the command `words` (name first).
+/// Checks the command `words` (name first). Costs a unit of work per word and byte of word
+/// text (the rules look at every word a bounded number of times).
 pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: &Call<'_>) {
     let Some(name_word) = words.first() else {
         return;
     };
+    let size: usize = words.iter().map(|w| w.text.len() + 1).sum();
+    if !a.budget.charge(size, call.span.clone()) || a.halted() {
+        return;
+    }
     if !name_word.plain {
         let why = obfuscation(cx, name_word);
         a.report(RuleId::ObfuscatedCommand, name_word.span.clone(), why);
@@ -59,6 +68,25 @@ fn obfuscation(cx: Cx<'_, '_>, word: &Word<'_>) -> String {
     };
     let shown: String = raw.chars().take(60).collect();
     format!("command name `{shown}` is not a plain word: {why}")
+}
+
+/// Checks the command a wrapper runs (`words`, name first), one wrapper deeper: past
+/// [`MAX_WRAPPERS`] it blocks as `analysis-limit` instead (this is the only recursion of
+/// the rules, so it bounds their stack).
+fn wrapped(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: &Call<'_>) {
+    if a.wrappers >= MAX_WRAPPERS {
+        a.report(
+            RuleId::AnalysisLimit,
+            call.span.clone(),
+            format!(
+                "more than {MAX_WRAPPERS} wrappers (`env`, `sudo`, `xargs`, …) around one command"
+            ),
+        );
+        return;
+    }
+    a.wrappers += 1;
+    check(a, cx, words, call);
+    a.wrappers -= 1;
 }
 
 /// The same call, for the command that starts at `word` (a wrapped command).

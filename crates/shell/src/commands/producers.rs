@@ -6,11 +6,13 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 use super::code::{joined, nested};
+use super::upstream::upstream;
 use super::wrappers::unwrap as wrappers_unwrap;
 use crate::rules::RuleId;
 use crate::source::Mapped;
-use crate::walk::{Analyzer, Call, Cx, Stdin, descendants};
-use crate::word::{Word, mapped_node};
+use crate::syntax::{descendants, fields};
+use crate::walk::{Analyzer, Call, Cx, Stdin};
+use crate::word::{Word, mapped_heredoc, mapped_node};
 
 /// Who reads code from standard input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,16 +56,13 @@ pub(super) fn stdin_code(
             );
         }
         Stdin::Here(node) => here_code(a, cx, node, call, reader, who),
-        Stdin::Pipe { from, here } => {
-            // Every earlier stage of the pipeline, not only the last one (`curl | tee | sh`).
-            let mut nodes: Vec<Node<'_>> =
-                std::iter::successors(Some(from), |n| n.prev_named_sibling())
-                    .filter(|_| from.parent().is_some_and(|p| p.kind() == "pipeline"))
-                    .collect();
-            nodes.push(from);
-            nodes.extend(here);
+        Stdin::Pipe {
+            from,
+            here,
+            pipeline,
+        } => {
             let span = cx.src.orig(from.byte_range()).start..call.span.end;
-            let producer = producer(cx, &nodes);
+            let producer = upstream(a, cx, from, here, pipeline);
             let text = (producer == Producer::Other)
                 .then(|| static_output(cx, from, here))
                 .flatten();
@@ -153,16 +152,25 @@ fn here_text(cx: Cx<'_, '_>, node: Node<'_>) -> Option<Mapped> {
         return Some(m);
     }
     match children.iter().find(|c| c.kind() == "heredoc_body") {
-        Some(body) => mapped_node(cx.src, *body),
+        Some(body) => mapped_heredoc(cx.src, node, *body),
         None => Some(Mapped::default()),
     }
 }
 
-/// What the commands in `nodes` (and everything inside them) do to their output.
+/// What the commands in `nodes` (and everything inside them) do to their output. Every node
+/// looked at costs a unit of work.
 pub(super) fn producer(cx: Cx<'_, '_>, nodes: &[Node<'_>]) -> Producer {
     let mut found = Producer::Other;
     for node in nodes {
-        for command in descendants(*node).filter(|n| n.kind() == "command") {
+        let span = cx.src.orig(node.byte_range());
+        let mut within = true;
+        let commands = descendants(*node)
+            .take_while(|_| {
+                within = within && cx.src.budget.charge(1, span.clone());
+                within
+            })
+            .filter(|n| n.kind() == "command");
+        for command in commands {
             let words = command_words(cx, command);
             let Some((base, args)) = wrappers_unwrap(&words) else {
                 continue;
@@ -180,9 +188,8 @@ pub(super) fn producer(cx: Cx<'_, '_>, nodes: &[Node<'_>]) -> Producer {
 
 pub(super) fn command_words<'t>(cx: Cx<'_, '_>, command: Node<'t>) -> Vec<Word<'t>> {
     let mut words = Vec::new();
-    let mut cursor = command.walk();
-    for (i, child) in command.children(&mut cursor).enumerate() {
-        match command.field_name_for_child(i as u32) {
+    for (field, child) in fields(command) {
+        match field {
             Some("name") => {
                 if let Some(word) = child.named_child(0) {
                     words.push(Word::read(cx.src, word));

@@ -1,6 +1,9 @@
 //! Commands that run another command: the wrapped command is checked in its own right.
 
-use super::{at, check as check_command, first_operand};
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::{at, first_operand, wrapped};
 use crate::paths;
 use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call, Cx};
@@ -74,7 +77,7 @@ fn inner(
         let coproc = words.first().and_then(Word::lit) == Some("coproc");
         let rest = group_body(rest, coproc);
         if !rest.is_empty() {
-            check_command(a, cx, rest, &at(call, &rest[0]));
+            wrapped(a, cx, rest, &at(call, &rest[0]));
         }
     }
 }
@@ -439,7 +442,7 @@ fn watch(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
         redirects: Vec::new(),
     };
     if exec {
-        check_command(a, cx, &w[i..], &call);
+        wrapped(a, cx, &w[i..], &call);
     } else {
         super::code::code_words(a, cx, &w[i..], "the `watch` command");
     }
@@ -498,20 +501,52 @@ fn xargs(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     let Some(command) = w.get(i..).filter(|r| !r.is_empty()) else {
         return;
     };
-    let mut inner: Vec<Word<'_>> = command.to_vec();
-    match replace.filter(|r| !r.is_empty()) {
-        Some(r) => {
-            for word in &mut inner {
+    let inner = match replace.filter(|r| !r.is_empty()) {
+        Some(r) if command.iter().any(|word| word.text.contains(&r)) => {
+            let replaced = command.iter().map(|word| {
                 if word.text.contains(&r) {
-                    *word = Word::input(word.span.clone());
+                    Word::input(word.span.clone())
+                } else {
+                    word.clone()
                 }
-            }
+            });
+            Cow::Owned(replaced.collect())
         }
-        None => inner.push(Word::input(call.span.clone())),
-    }
+        Some(_) => Cow::Borrowed(command),
+        None => with_input(command, call.span.clone()),
+    };
     let mut inner_call = at(call, &command[0]);
     inner_call.stdin = crate::walk::Stdin::Opaque;
-    check_command(a, cx, &inner, &inner_call);
+    if let Some(inner) = charged(a, inner, call) {
+        wrapped(a, cx, &inner, &inner_call);
+    }
+}
+
+/// `words` with run-time input appended (what `xargs` and `parallel` give the command),
+/// borrowed as they are when they already end with such input (a chain of `xargs`, where
+/// each level would only add more of the same).
+fn with_input<'w, 't>(words: &'w [Word<'t>], span: Range<usize>) -> Cow<'w, [Word<'t>]> {
+    if words.last().is_some_and(|w| w.any && w.node.is_none()) {
+        Cow::Borrowed(words)
+    } else {
+        let mut owned = words.to_vec();
+        owned.push(Word::input(span));
+        Cow::Owned(owned)
+    }
+}
+
+/// `words`, once their copy (only made when words change) is charged; `None` when the budget
+/// ran out.
+fn charged<'w, 't>(
+    a: &mut Analyzer,
+    words: Cow<'w, [Word<'t>]>,
+    call: &Call<'_>,
+) -> Option<Cow<'w, [Word<'t>]>> {
+    let bytes: usize = match &words {
+        Cow::Borrowed(_) => 0,
+        Cow::Owned(owned) => owned.iter().map(|w| w.text.len() + 1).sum(),
+    };
+    a.budget.charge(bytes, call.span.clone()).then_some(words)
 }
 
 /// `find [-H|-L|-P] ROOT… EXPRESSION`: `-exec`/`-execdir`/`-ok`/`-okdir` commands, with `{}`
@@ -564,12 +599,14 @@ fn find(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
                 {
                     end += 1;
                 }
-                let inner: Vec<Word<'_>> = w[from..end.min(w.len())]
-                    .iter()
-                    .map(|x| placeholder(x, root))
-                    .collect();
-                if !inner.is_empty() {
-                    check_command(a, cx, &inner, &at(call, &inner[0]));
+                let words = &w[from..end.min(w.len())];
+                let inner: Cow<'_, [Word<'_>]> = if words.iter().any(|x| x.text.contains("{}")) {
+                    Cow::Owned(words.iter().map(|x| placeholder(x, root)).collect())
+                } else {
+                    Cow::Borrowed(words)
+                };
+                if let Some(inner) = charged(a, inner, call).filter(|w| !w.is_empty()) {
+                    wrapped(a, cx, &inner, &at(call, &inner[0]));
                 }
                 i = end;
             }
@@ -632,14 +669,16 @@ fn parallel(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
     if command.is_empty() {
         return;
     }
-    let mut inner: Vec<Word<'_>> = command.to_vec();
-    match w.get(sep + 1..).filter(|r| !r.is_empty()) {
-        Some(args) => inner.extend(
-            args.iter()
-                .filter(|x| !matches!(x.lit(), Some(":::" | "::::" | ":::+" | "::::+")))
-                .cloned(),
-        ),
-        None => inner.push(Word::input(call.span.clone())),
+    let inner = match w.get(sep + 1..).filter(|r| !r.is_empty()) {
+        Some(args) => {
+            let args = args
+                .iter()
+                .filter(|x| !matches!(x.lit(), Some(":::" | "::::" | ":::+" | "::::+")));
+            Cow::Owned(command.iter().chain(args).cloned().collect())
+        }
+        None => with_input(command, call.span.clone()),
+    };
+    if let Some(inner) = charged(a, inner, call) {
+        wrapped(a, cx, &inner, &at(call, &command[0]));
     }
-    check_command(a, cx, &inner, &at(call, &command[0]));
 }

@@ -5,6 +5,7 @@
 mod bypass;
 mod corpus;
 mod issue;
+mod limits;
 mod props;
 mod rules;
 

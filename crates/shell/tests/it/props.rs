@@ -156,3 +156,238 @@ proptest! {
         }
     }
 }
+
+/// Properties of the bounds: random nestings of wrappers, substitutions, subshells, shell
+/// strings, groups and pipelines, and long random inputs.
+mod bounds {
+    use proptest::prelude::*;
+    use tollgate_shell::limits::{
+        MAX_COMMAND_BYTES, MAX_EXPANSION_BYTES, MAX_FINDINGS, MAX_NESTING, MAX_WORK, MAX_WRAPPERS,
+    };
+    use tollgate_shell::{Analysis, Profile, Verdict, analyze};
+
+    use super::squote;
+
+    /// Wrappers that run the command after them.
+    const WRAPPERS: &[&str] = &[
+        "env A=1",
+        "nice -n 5",
+        "timeout 5",
+        "sudo",
+        "xargs",
+        "command",
+        "exec",
+        "nohup",
+        "stdbuf -oL",
+        "setsid",
+        "ionice -c 3",
+    ];
+
+    /// A generated command and how deep it nests what the analyzer bounds: wrappers and
+    /// shell strings on the deepest path.
+    #[derive(Debug, Clone)]
+    struct Shape {
+        text: String,
+        wrappers: usize,
+        nesting: usize,
+    }
+
+    impl Shape {
+        fn leaf(text: &str) -> Self {
+            Shape {
+                text: text.to_owned(),
+                wrappers: 0,
+                nesting: 0,
+            }
+        }
+
+        fn map(self, text: String, wrappers: usize, nesting: usize) -> Self {
+            Shape {
+                text,
+                wrappers: self.wrappers + wrappers,
+                nesting: self.nesting + nesting,
+            }
+        }
+
+        fn join(a: Shape, b: Shape, op: &str) -> Self {
+            Shape {
+                text: format!("{} {op} {}", a.text, b.text),
+                wrappers: a.wrappers.max(b.wrappers),
+                nesting: a.nesting.max(b.nesting),
+            }
+        }
+
+        /// Whether the text starts with a plain command name a wrapper can run as is.
+        fn simple(&self) -> bool {
+            self.text
+                .split(' ')
+                .next()
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_lowercase()))
+                && !self
+                    .text
+                    .contains(['|', '&', ';', '(', '{', '$', '`', '\n'])
+        }
+    }
+
+    /// `wrapper` around `inner`; a compound inner becomes a `sh -c` string.
+    fn wrap(wrapper: &str, inner: Shape) -> Shape {
+        if inner.simple() {
+            let text = format!("{wrapper} {}", inner.text);
+            inner.map(text, 1, 0)
+        } else {
+            let text = format!("{wrapper} sh -c {}", squote(&inner.text));
+            inner.map(text, 1, 1)
+        }
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        let leaf = prop_oneof![
+            Just(Shape::leaf("ls -la")),
+            Just(Shape::leaf("rm -rf /")),
+            Just(Shape::leaf("echo hi")),
+            Just(Shape::leaf("sudo id")),
+            Just(Shape::leaf("cat f")),
+            "[a-z]{1,6}( [a-z/.-]{1,6}){0,3}".prop_map(|t| Shape::leaf(&t)),
+        ];
+        leaf.prop_recursive(10, 96, 2, |inner| {
+            prop_oneof![
+                (0..WRAPPERS.len(), inner.clone()).prop_map(|(w, s)| wrap(WRAPPERS[w], s)),
+                inner.clone().prop_map(|s| {
+                    let text = format!("echo $( {} )", s.text);
+                    s.map(text, 0, 0)
+                }),
+                inner.clone().prop_map(|s| {
+                    let text = format!("( {} )", s.text);
+                    s.map(text, 0, 0)
+                }),
+                inner.clone().prop_map(|s| {
+                    let text = format!("{{ {}; }}", s.text);
+                    s.map(text, 0, 0)
+                }),
+                inner.clone().prop_map(|s| {
+                    let text = format!("sh -c {}", squote(&s.text));
+                    s.map(text, 0, 1)
+                }),
+                inner.clone().prop_map(|s| {
+                    let text = format!("eval {}", squote(&s.text));
+                    s.map(text, 0, 1)
+                }),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| Shape::join(a, b, "|")),
+                (inner.clone(), inner).prop_map(|(a, b)| Shape::join(a, b, "&&")),
+            ]
+        })
+    }
+
+    /// What every analysis must satisfy, whatever the input.
+    fn check_invariants(input: &str, a: &Analysis) -> Result<(), TestCaseError> {
+        let strictest = a.findings.iter().map(|f| f.verdict).max();
+        prop_assert_eq!(a.verdict, strictest.unwrap_or(Verdict::Allow));
+        prop_assert!(a.findings.len() <= MAX_FINDINGS + 1, "{}", a.findings.len());
+        let ceiling = (MAX_WORK as usize + MAX_EXPANSION_BYTES + 2 * MAX_COMMAND_BYTES) as u64;
+        prop_assert!(a.work <= ceiling, "work {}", a.work);
+        for f in &a.findings {
+            prop_assert!(input.get(f.span.clone()).is_some(), "{:?}", f);
+            prop_assert!(f.message.len() <= 1024);
+        }
+        if limited(a) {
+            prop_assert_eq!(a.verdict, Verdict::Block);
+        }
+        Ok(())
+    }
+
+    fn limited(a: &Analysis) -> bool {
+        a.findings.iter().any(|f| f.rule == "analysis-limit")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn random_nestings_stay_within_the_bounds_and_block_past_them(shape in shape()) {
+            for profile in Profile::ALL {
+                let a = analyze(&shape.text, profile);
+                check_invariants(&shape.text, &a)?;
+                if shape.wrappers > MAX_WRAPPERS || shape.nesting > MAX_NESTING {
+                    prop_assert!(limited(&a), "{:?}: {:?}", shape, a.findings);
+                }
+            }
+        }
+
+        #[test]
+        fn wrapper_chains_are_checked_up_to_the_limit_and_block_past_it(
+            chain in prop::collection::vec(0..WRAPPERS.len(), 0..40),
+        ) {
+            let mut shape = Shape::leaf("rm -rf /");
+            for &w in chain.iter().rev() {
+                shape = wrap(WRAPPERS[w], shape);
+            }
+            let a = analyze(&shape.text, Profile::Agent);
+            check_invariants(&shape.text, &a)?;
+            if chain.len() > MAX_WRAPPERS {
+                prop_assert!(limited(&a), "{}: {:?}", shape.text, a.findings);
+            } else {
+                prop_assert!(!limited(&a), "{}: {:?}", shape.text, a.findings);
+                prop_assert!(
+                    a.findings.iter().any(|f| f.rule == "destructive-delete"),
+                    "{}: {:?}", shape.text, a.findings
+                );
+            }
+        }
+
+        #[test]
+        fn shell_strings_are_checked_up_to_the_limit_and_block_past_it(
+            kinds in prop::collection::vec(0u8..3, 0..14),
+        ) {
+            let mut text = "rm -rf /".to_owned();
+            for (level, kind) in kinds.iter().enumerate() {
+                text = match kind {
+                    // Heredocs nest without quoting, so deep nestings stay short.
+                    0 => format!("bash <<'E{level}'\n{text}\nE{level}"),
+                    1 => format!("sh -c {}", squote(&text)),
+                    _ => format!("eval {}", squote(&text)),
+                };
+            }
+            let a = analyze(&text, Profile::Agent);
+            check_invariants(&text, &a)?;
+            if kinds.len() > MAX_NESTING {
+                prop_assert!(limited(&a), "{}: {:?}", text, a.findings);
+            } else if text.len() <= MAX_COMMAND_BYTES {
+                prop_assert!(!limited(&a), "{}: {:?}", text, a.findings);
+                prop_assert!(a.findings.iter().any(|f| f.rule == "destructive-delete"));
+            }
+        }
+    }
+
+    proptest! {
+        // Each case analyses up to 70 KB three times (unoptimised in `cargo test`).
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        #[test]
+        fn long_random_bytes_never_panic_and_stay_within_the_bounds(
+            bytes in prop::collection::vec(any::<u8>(), 0..70_000),
+        ) {
+            let input = String::from_utf8_lossy(&bytes);
+            for profile in Profile::ALL {
+                let a = analyze(&input, profile);
+                check_invariants(&input, &a)?;
+                if input.len() > MAX_COMMAND_BYTES {
+                    prop_assert!(limited(&a));
+                }
+            }
+        }
+
+        #[test]
+        fn long_shell_token_soup_never_panics_and_stays_within_the_bounds(
+            tokens in prop::collection::vec(
+                r#"([a-z]{1,4}|[ \t\n;&|<>(){}$`'"\\=~/*?\[\]!#-]|\$\(|\$\{|<<|>>|<\(|2>&1|-c |sh |rm |sudo |env |xargs |eval )"#,
+                0..1500,
+            ),
+        ) {
+            let input = tokens.concat();
+            for profile in Profile::ALL {
+                let a = analyze(&input, profile);
+                check_invariants(&input, &a)?;
+            }
+        }
+    }
+}
