@@ -183,8 +183,8 @@ mod tests {
         // The recursive walk overflowed the stack on this line.
         let deep = format!(
             "echo {}$ARGUMENTS{}",
-            "$(".repeat(20_000),
-            ")".repeat(20_000)
+            "$(".repeat(10_000),
+            ")".repeat(10_000)
         );
         let rewritten = std::thread::Builder::new()
             .stack_size(256 * 1024)
@@ -193,8 +193,8 @@ mod tests {
             .join()
             .unwrap();
         assert!(rewritten.contains("\"${HOOK_PAYLOAD}\""));
-        let many = "echo $ARGUMENTS; ".repeat(3000);
-        assert_eq!(rewrite(&many), r#"echo "${HOOK_PAYLOAD}"; "#.repeat(3000));
+        let many = "echo $ARGUMENTS; ".repeat(1500);
+        assert_eq!(rewrite(&many), r#"echo "${HOOK_PAYLOAD}"; "#.repeat(1500));
     }
 
     #[test]

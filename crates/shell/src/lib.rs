@@ -64,7 +64,7 @@
 //! | id | severity | catches |
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
-//! | `analysis-limit` | block | input past one of the [`limits`]: a command longer than 64 KiB, more than 8 nested shell strings, syntax more than 200 levels deep, more than 16 wrappers around a command, a long broken pipeline, too large a brace expansion, or an analysis that runs out of a budget (parser work, analysis work, expanded bytes, 128 findings) |
+//! | `analysis-limit` | block | input past one of the [`limits`]: a command longer than 32 KiB, more than 8 nested shell strings, syntax more than 200 levels deep, more than 16 wrappers around a command, a pipeline of more than 512 stages, too large a brace expansion, or an analysis that runs out of a budget (parser work, analysis work, expanded bytes, 128 findings) |
 //! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |

@@ -11,8 +11,8 @@
 use std::cell::Cell;
 use std::ops::Range;
 
-/// Longest command analysed, in bytes (64 KiB); longer ones are not parsed.
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Longest command analysed, in bytes (32 KiB); longer ones are not parsed.
+pub const MAX_COMMAND_BYTES: usize = 32 * 1024;
 
 /// Shell strings nested inside each other (`sh -c`, `eval`, heredocs fed to shells, `$(…)`
 /// the parser left as text) that are followed.
@@ -25,13 +25,12 @@ pub const MAX_TREE_DEPTH: usize = 200;
 /// command, counted across nested shell strings.
 pub const MAX_WRAPPERS: usize = 16;
 
-/// Pipe operators (`|`, `|&`) in one text beyond which it is only parsed if it also parses
-/// with every pipe read as `&&`: tree-sitter-bash needs time quadratic in the length of a
-/// pipeline that holds a syntax error.
+/// Pipe characters (`|`, `||`, `|&`, and `|` inside quotes) in one text beyond which it is not
+/// parsed: tree-sitter-bash needs time quadratic in the length of a long pipeline.
 pub const MAX_PIPES: usize = 512;
 
 /// Parser work across all parses of one analysis, in steps of 100 tree-sitter operations.
-pub const MAX_PARSE_STEPS: u64 = 4096;
+pub const MAX_PARSE_STEPS: u64 = 1024;
 
 /// Bytes the parser reads across all parses of one analysis, re-reads included (the
 /// tree-sitter-bash scanner can re-read the rest of the text for every token of some
@@ -42,13 +41,14 @@ pub const MAX_LEXED_BYTES: usize = 6 * MAX_COMMAND_BYTES;
 pub const MAX_JOIN_ROUNDS: usize = 4;
 
 /// Analysis work across one analysis, in units of about one syntax node visited or one byte
-/// of word text decoded or checked (compiling a write target's glob costs 2048). A 64 KiB
-/// script of ordinary commands needs a few hundred thousand.
-pub const MAX_WORK: u64 = 2 * 1024 * 1024;
+/// of word text decoded or checked, plus 4 per command word and 16 per redirection target
+/// (compiling a write target's glob costs 2048). A 30 KB script of ordinary commands needs
+/// about 80,000; the budget stops the costliest 32 KiB inputs within about 50 ms.
+pub const MAX_WORK: u64 = 112 * 1024;
 
 /// Bytes of variable values and positional parameters substituted into words across one
 /// analysis (`X=$X$X` doubles a value with every assignment).
-pub const MAX_EXPANSION_BYTES: usize = 1024 * 1024;
+pub const MAX_EXPANSION_BYTES: usize = 128 * 1024;
 
 /// Findings of one analysis; past it the analysis stops (its verdict is already `block` or
 /// `escalate` by then, and becomes `block`).

@@ -81,7 +81,7 @@ static RULES: [Rule; 28] = [
     Rule {
         id: "analysis-limit",
         severity: Block,
-        description: "input beyond the analyzer's bounds (see `limits`): a command longer than 64 KiB, shell strings nested deeper than 8 levels of `sh -c`/`eval`, syntax nested deeper than 200 levels, more than 16 wrappers around a command, more than 512 pipes in a text that does not parse with them read as `&&`, brace expansion past 256 words, or an analysis that runs out of one of its budgets (parser work, analysis work, expanded bytes, findings)",
+        description: "input beyond the analyzer's bounds (see `limits`): a command longer than 32 KiB, shell strings nested deeper than 8 levels of `sh -c`/`eval`, syntax nested deeper than 200 levels, more than 16 wrappers around a command, more than 512 pipes in one text, brace expansion past 256 words, or an analysis that runs out of one of its budgets (parser work, analysis work, expanded bytes, findings)",
         matches: &[
             "eval eval eval eval eval eval eval eval eval eval ls",
             "env env env env env env env env env env env env env env env env env ls",

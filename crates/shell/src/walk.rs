@@ -234,7 +234,7 @@ impl Analyzer {
                 RuleId::AnalysisLimit,
                 whole,
                 format!(
-                    "more than {} pipes, and a syntax error once they are read as `&&`: a long broken pipeline is too costly to parse",
+                    "more than {} pipes: a pipeline this long is too costly to parse",
                     limits::MAX_PIPES
                 ),
             ),

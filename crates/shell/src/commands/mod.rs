@@ -17,13 +17,17 @@ use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call, Cx};
 use crate::word::Word;
 
-/// Checks the command `words` (name first). Costs a unit of work per word and byte of word
-/// text (the rules look at every word a bounded number of times).
+/// Work units one word costs besides its bytes: the rules normalise and compare every
+/// argument (paths against protected trees, options against tables) a few times.
+const WORD_COST: usize = 4;
+
+/// Checks the command `words` (name first). Costs [`WORD_COST`] units of work per word and
+/// one per byte of word text (the rules look at every word a bounded number of times).
 pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: &Call<'_>) {
     let Some(name_word) = words.first() else {
         return;
     };
-    let size: usize = words.iter().map(|w| w.text.len() + 1).sum();
+    let size: usize = words.iter().map(|w| w.text.len() + WORD_COST).sum();
     if !a.budget.charge(size, call.span.clone()) || a.halted() {
         return;
     }

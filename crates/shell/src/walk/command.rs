@@ -10,6 +10,10 @@ use crate::syntax::{self, extra_destinations, fields};
 use crate::word::{self, Word};
 use crate::{braces, commands, paths};
 
+/// Work units a redirection's target costs besides its bytes: it is matched against every
+/// protected place, globs included.
+const WRITE_TARGET_COST: usize = 16;
+
 /// Work units charged for compiling one glob of a write target (some microseconds, where a
 /// unit is some tens of nanoseconds).
 const GLOB_UNITS: usize = 2048;
@@ -155,6 +159,13 @@ impl Analyzer {
                 return;
             }
             let span = cx.src.orig(node.byte_range());
+            // A write target is matched against every protected place, globs included.
+            if !self
+                .budget
+                .charge(word.text.len() + WRITE_TARGET_COST, span.clone())
+            {
+                return;
+            }
             self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
             self.dynamic_write(span, &word, &format!("redirection `{op}`"));
         }

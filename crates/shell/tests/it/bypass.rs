@@ -180,25 +180,20 @@ fn regression_code_options_in_clusters_and_sed_exec_are_checked() {
 
 #[test]
 fn regression_long_pipelines_are_bounded() {
-    use std::time::{Duration, Instant};
     // 50,000 stages used to take minutes; over the size limit the analysis stops at once.
     let long = format!("{}true", "true|".repeat(50_000));
-    let start = Instant::now();
     let a = analyze(&long, Profile::Agent);
     assert_eq!(a.verdict, Verdict::Block);
     assert!(a.findings.iter().any(|f| f.rule == "analysis-limit"));
-    // Just under the limit the analysis completes in well under a second.
+    // Under the size limit, more stages than the pipe bound are not parsed either.
     let under = format!(
         "{}true",
         "true|".repeat(tollgate_shell::MAX_COMMAND_BYTES / 5 - 1)
     );
     assert!(under.len() <= tollgate_shell::MAX_COMMAND_BYTES);
-    assert_eq!(analyze(&under, Profile::External).verdict, Verdict::Allow);
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "{:?}",
-        start.elapsed()
-    );
+    let a = analyze(&under, Profile::External);
+    assert_eq!(a.verdict, Verdict::Block);
+    assert_eq!(a.work, 0, "nothing past the pipe bound is analysed");
 }
 
 #[test]

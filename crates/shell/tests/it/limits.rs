@@ -135,15 +135,19 @@ fn regression_findings_are_capped() {
 }
 
 #[test]
-fn regression_long_broken_pipelines_are_not_parsed() {
-    // tree-sitter-bash needs seconds for `a|a|…|` (quadratic in the stages).
+fn regression_long_pipelines_are_not_parsed() {
+    // tree-sitter-bash needs seconds for `a|a|…|` (quadratic in the stages), and hundreds of
+    // milliseconds for a valid 13,000-stage pipeline.
     let broken = fill("", "a|", "", MAX_COMMAND_BYTES);
-    let a = analyze(&broken, Profile::Agent);
-    assert_limited(&a);
-    assert!(a.findings[0].message.contains(&MAX_PIPES.to_string()));
-    // Valid ones are parsed and analysed, also past the pipe count.
     let valid = format!("{}rm -rf /", "true | ".repeat(MAX_PIPES + 10));
-    let a = analyze(&valid, Profile::Agent);
+    for text in [broken, valid] {
+        let a = analyze(&text, Profile::Agent);
+        assert_limited(&a);
+        assert!(a.findings[0].message.contains(&MAX_PIPES.to_string()));
+    }
+    // Up to the limit a pipeline is parsed and analysed.
+    let long = format!("{}rm -rf /", "true | ".repeat(MAX_PIPES - 1));
+    let a = analyze(&long, Profile::Agent);
     assert!(a.findings.iter().any(|f| f.rule == "destructive-delete"));
 }
 
@@ -164,11 +168,14 @@ fn regression_scanner_rescans_are_cut_by_the_parse_budget() {
 fn regression_pipelines_of_readers_scan_each_stage_once() {
     // Every reader rescanned all the stages before it (the agent profile does not report
     // interpreters reading a pipe, so nothing stops the walk early).
-    let readers = format!("echo x{}", " | python3".repeat(2000));
+    let readers = format!("echo x{}", " | python3".repeat(MAX_PIPES));
     let a = analyze(&readers, Profile::Agent);
     assert!(a.findings.is_empty(), "{:?}", a.findings);
     assert!(a.work < 50 * readers.len() as u64, "{}", a.work);
-    let decoded = format!("echo x | base64 -d |{} sh", " tee f |".repeat(500));
+    let decoded = format!(
+        "echo x | base64 -d |{} sh",
+        " tee f |".repeat(MAX_PIPES - 2)
+    );
     let a = analyze(&decoded, Profile::Agent);
     assert!(a.findings.iter().any(|f| f.rule == "decode-to-shell"));
 }
