@@ -2,14 +2,21 @@
 //! wrapped command checked in its own right; then the rules for the command's name.
 
 mod code;
+mod deletes;
 mod destructive;
 mod git;
+mod hidden;
 mod interpreters;
+mod names;
 mod producers;
+mod scripts;
 mod upstream;
+mod values;
+pub(crate) mod variables;
 mod wrappers;
 mod writes;
 
+pub(crate) use producers::command_words;
 pub(crate) use upstream::Upstream;
 
 use crate::limits::MAX_WRAPPERS;
@@ -35,7 +42,12 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     };
     let base = name.rsplit('/').next().unwrap_or(name);
-    if base.is_empty() || wrappers::check(a, cx, base, words, call) {
+    if base.is_empty() || names::check(a, cx, base, words, call) {
+        return;
+    }
+    values::check(a, cx, base, words, call);
+    hidden::check(a, cx, base, words, call);
+    if wrappers::check(a, cx, base, words, call) {
         return;
     }
     let args = &words[1..];
@@ -43,6 +55,7 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     }
     destructive::check(a, base, args, call);
+    deletes::check(a, cx, base, args, call);
     if base == "git" {
         git::check(a, args, call);
     }
@@ -96,6 +109,7 @@ fn at<'t>(call: &Call<'t>, word: &Word<'_>) -> Call<'t> {
         span: start.max(call.span.start)..call.span.end,
         stdin: call.stdin,
         redirects: call.redirects.clone(),
+        prefix: call.prefix.clone(),
     }
 }
 

@@ -30,8 +30,14 @@ pub(super) fn check(
     supervision(a, base, words, call);
     match base {
         "env" => env(a, cx, words, call),
-        "xargs" => xargs(a, cx, words, call),
-        "find" => find(a, cx, words, call),
+        "xargs" => {
+            super::deletes::xargs(a, cx, words, call);
+            xargs(a, cx, words, call);
+        }
+        "find" => {
+            super::deletes::find(a, words, call);
+            find(a, cx, words, call);
+        }
         "watch" => watch(a, cx, words),
         "su" | "runuser" => {
             code_option(a, cx, words, "c", "command");
@@ -448,6 +454,7 @@ fn watch(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
         span: w[i].span.start..w[w.len() - 1].span.end,
         stdin: crate::walk::Stdin::Opaque,
         redirects: Vec::new(),
+        prefix: Vec::new(),
     };
     if exec {
         wrapped(a, cx, &w[i..], &call);
