@@ -31,6 +31,7 @@ const SYSTEM_TREES: &[&str] = &[
     "/usr/lib64",
     "/usr/libexec",
     "/root",
+    "/var/log",
     "/System",
     "/private/etc",
 ];
@@ -84,45 +85,85 @@ pub(super) fn check(
     }
 }
 
-/// Why deleting, emptying or moving away `path` is refused, if it is: a protected tree or a
-/// glob at its top (`/etc/*`, `~/*`), anything in a system tree (`/etc/ssh`, `/bin/bash`,
-/// `/lib/modules`), a home's `.ssh`/`.gnupg`, `.config` or `.local` as a whole, a shell
-/// start-up, history or authentication file, an ancestor of the current directory (`..`,
-/// `../*`), or everything in it after `cd` to a protected directory.
+/// Why deleting, emptying or moving away `path` is refused, if it is: a protected place
+/// ([`refused_place`]) or a shell start-up or ssh file of a home (`~/.bashrc`). History
+/// files are left to `history-tamper`.
 fn refused(a: &Analyzer, path: &str) -> Option<String> {
-    // History files have their own rule.
-    let history = matches!(paths::sensitive(path), Ok(Some(paths::Sensitive::History)));
-    if path.contains(UNKNOWN) || history {
+    let history = (path.contains("hist") || path.contains(['*', '?', '[']))
+        && matches!(paths::sensitive(path), Ok(Some(paths::Sensitive::History)));
+    if history {
         return None;
     }
-    let relative = paths::normalize(path);
-    let relative = !relative.starts_with(['/', '~']) && paths::is_whole_directory(&relative);
-    if a.cwd_protected && (paths::is_whole_directory(path) || relative) {
+    if path.contains(UNKNOWN) {
+        return inside_system(a, path);
+    }
+    let n = paths::normalize(&a.resolve(path));
+    refused_at(a, path, &n).or_else(|| home_file(&n))
+}
+
+/// Why destroying `path` is refused when it is a protected place: a protected tree or a glob
+/// at its top (`/etc/*`, `~/*`), anything in a system tree (`/etc/ssh`, `/bin/bash`,
+/// `/lib/modules`), a home's `.ssh`/`.gnupg`, `.config` or `.local` as a whole, an ancestor
+/// of the current directory (`..`, `../*`), or everything in it after `cd` to a protected
+/// directory.
+fn refused_place(a: &Analyzer, path: &str) -> Option<String> {
+    if path.contains(UNKNOWN) {
+        return inside_system(a, path);
+    }
+    refused_at(a, path, &paths::normalize(&a.resolve(path)))
+}
+
+/// For a path with a part only known at run time: refused when the directory before that
+/// part is already in a system tree or a home's keys (`/lib/modules/$(uname -r)`,
+/// `~/.ssh/$KEY`).
+fn inside_system(a: &Analyzer, path: &str) -> Option<String> {
+    let known = &path[..path.find(UNKNOWN)?];
+    let dir = &known[..known.rfind('/')?];
+    let n = paths::normalize(&a.resolve(dir));
+    let system = SYSTEM_TREES.iter().any(|t| under(&n, t));
+    let keys = home_part(&n).is_some_and(|home| HOME_TREES.iter().any(|t| under(home, t)));
+    (system || keys).then(|| format!("a path inside `{n}`"))
+}
+
+/// [`refused_place`] for `path`, `n` being it resolved and normalised.
+fn refused_at(a: &Analyzer, path: &str, n: &str) -> Option<String> {
+    if a.cwd_protected && whole_directory(path) {
         return Some(format!("`{path}` after `cd` to a protected directory"));
     }
-    if a.cwd.is_none() && is_ancestor(path) {
+    if a.cwd.is_none() && path.starts_with("..") && is_ancestor(path) {
         return Some(format!(
             "`{path}`, an ancestor of the current directory (possibly `/` or a home)"
         ));
     }
-    let n = paths::normalize(&a.resolve(path));
-    if paths::is_protected_tree(&n) {
+    if paths::is_protected_tree(n) {
         return Some(format!("`{n}`, a protected directory"));
     }
-    if let Some(tree) = SYSTEM_TREES.iter().find(|t| under(&n, t)) {
+    if let Some(tree) = SYSTEM_TREES.iter().find(|t| under(n, t)) {
         return Some(format!("`{n}`, part of the system (`{tree}`)"));
     }
-    if let Some(home) = home_part(&n)
-        && (HOME_TREES.iter().any(|t| under(home, t)) || HOME_ROOTS.contains(&home))
-    {
-        return Some(format!("`{n}`, keys or configuration of a home directory"));
+    let home = home_part(n)?;
+    (HOME_TREES.iter().any(|t| under(home, t)) || HOME_ROOTS.contains(&home))
+        .then(|| format!("`{n}`, keys or configuration of a home directory"))
+}
+
+/// Why destroying `n` (resolved and normalised) is refused when it is a home's shell start-up
+/// or ssh file (`~/.bashrc`, `/home/bob/.ssh/config`; not globs, which would be compiled).
+fn home_file(n: &str) -> Option<String> {
+    if home_part(n).is_none() || n.contains(['*', '?', '[', UNKNOWN]) {
+        return None;
     }
-    match paths::sensitive(&n) {
-        Ok(Some(paths::Sensitive::Ssh | paths::Sensitive::Startup | paths::Sensitive::Auth)) => {
-            Some(format!("`{n}`, a sensitive file"))
-        }
-        _ => None,
-    }
+    matches!(
+        paths::sensitive(n),
+        Ok(Some(paths::Sensitive::Ssh | paths::Sensitive::Startup))
+    )
+    .then(|| format!("`{n}`, a shell start-up or ssh file"))
+}
+
+/// A relative path naming the whole current directory or all its entries (`.`, `*`,
+/// `./*`, also spelled `/proc/self/cwd`).
+fn whole_directory(path: &str) -> bool {
+    let n = paths::normalize(path);
+    paths::is_whole_directory(path) || (!n.starts_with(['/', '~']) && paths::is_whole_directory(&n))
 }
 
 /// `n` (normalised) is `tree` or inside it.
@@ -222,10 +263,13 @@ fn copies(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
 
 /// `who` replaces the file `target` (a write the write rules do not already report).
 fn overwrites(a: &mut Analyzer, target: &Word<'_>, who: &str, call: &Call<'_>) {
+    let Some(why) = refused_place(a, &target.text) else {
+        return;
+    };
     let n = paths::normalize(&a.resolve(&target.text));
-    let reported = !matches!(paths::sensitive(&n), Ok(None));
+    let reported = n.contains(['*', '?', '[']) || !matches!(paths::sensitive(&n), Ok(None));
     if !reported && !paths::is_protected_tree(&n) && !is_directory_name(&n) {
-        destroys(a, &[target], who, "overwrites", call);
+        report(a, call, who, "overwrites", &why);
     }
 }
 
@@ -345,6 +389,20 @@ pub(super) fn xargs(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Cal
     let listed: Vec<String> = match base {
         "find" => find_roots(&words[words.len() - args.len() - 1..]).0,
         "echo" | "printf" => args.iter().map(|x| x.text.clone()).collect(),
+        // `ls DIR` lists names xargs then finds in the current directory: as conservative,
+        // both.
+        "ls" => {
+            let named: Vec<String> = args
+                .iter()
+                .filter(|x| !x.text.starts_with('-'))
+                .map(|x| x.text.clone())
+                .collect();
+            if named.is_empty() {
+                vec![".".to_owned()]
+            } else {
+                named
+            }
+        }
         _ => return,
     };
     if let Some(why) = listed.iter().find_map(|r| refused(a, r)) {
@@ -442,16 +500,18 @@ impl Analyzer {
         if !matches!(op, ">" | ">|" | "&>" | ">&") || path.starts_with("/dev/") {
             return;
         }
+        let Some(why) = refused_place(self, path) else {
+            return;
+        };
         let n = paths::normalize(&self.resolve(path));
-        if !matches!(paths::sensitive(&n), Ok(None)) || n.starts_with("/proc/") {
+        let glob = n.contains(['*', '?', '[']);
+        if glob || !matches!(paths::sensitive(&n), Ok(None)) || n.starts_with("/proc/") {
             return;
         }
-        if let Some(why) = refused(self, path) {
-            self.report(
-                RuleId::DestructiveDelete,
-                span,
-                format!("redirection `{op}` empties {why}"),
-            );
-        }
+        self.report(
+            RuleId::DestructiveDelete,
+            span,
+            format!("redirection `{op}` empties {why}"),
+        );
     }
 }

@@ -157,6 +157,8 @@ fn cd(a: &mut Analyzer, args: &[Word<'_>]) {
         Some(w) => Some(w.text.clone()),
     };
     a.cwd = dir.and_then(|dir| chdir(a.cwd.as_deref(), &dir));
+    // `cd /tmp && cd ..` reaches `/` through a relative step.
+    a.cwd_protected |= a.cwd.as_deref().is_some_and(paths::is_protected_tree);
 }
 
 /// The directory `cd DIR` goes to from `cwd` (`None`: not known statically).

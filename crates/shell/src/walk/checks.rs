@@ -22,7 +22,7 @@ impl Analyzer {
             .child_by_field_name("value")
             .map(|v| Word::read(cx.src, v));
         let value = word.as_ref().map(|w| w.text.clone()).unwrap_or_default();
-        let handled = self.assigned(cx, node, standalone);
+        let handled = self.assigned(cx, node, standalone, word.as_ref());
         // `X=/; rm -rf "$X"`: remember the value for later words (not for `X=/ cmd`, whose
         // own words see the old value).
         if let Some(name) = name.filter(|_| standalone && !handled) {

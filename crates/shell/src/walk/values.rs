@@ -18,15 +18,20 @@ const COUNTERS: &[&str] = &[
 impl Analyzer {
     /// For [`Analyzer::assignment`]: what else the assignment `node` means (arrays,
     /// appends, elements, `declare` flags, special variables, numbers). `standalone`: not
-    /// the `X=/ cmd` prefix form (whose value the command's own words do not see). Returns
-    /// whether it recorded the variable's value itself.
-    pub(super) fn assigned(&mut self, cx: Cx<'_, '_>, node: Node<'_>, standalone: bool) -> bool {
+    /// the `X=/ cmd` prefix form (whose value the command's own words do not see); `word`:
+    /// the value as read. Returns whether it recorded the variable's value itself.
+    pub(super) fn assigned(
+        &mut self,
+        cx: Cx<'_, '_>,
+        node: Node<'_>,
+        standalone: bool,
+        word: Option<&Word<'_>>,
+    ) -> bool {
         let Some(name_node) = node.child_by_field_name("name") else {
             return false;
         };
         let value = node.child_by_field_name("value");
         let flags = declaration_flags(cx, node);
-        let word = value.map(|v| Word::read(cx.src, v));
         if name_node.kind() == "subscript" {
             self.element_assigned(cx, name_node, word.filter(|_| standalone));
             return true;
@@ -35,7 +40,7 @@ impl Analyzer {
         let span = cx.src.orig(node.byte_range());
         let raw = value.map_or("", |v| &cx.src.text[v.byte_range()]);
         let empty = Word::literal("", span.clone());
-        variables::variable(self, cx, name, word.as_ref().unwrap_or(&empty), raw, span);
+        variables::variable(self, cx, name, word.unwrap_or(&empty), raw, span);
         if !standalone {
             return false;
         }
@@ -47,9 +52,9 @@ impl Analyzer {
         }
         let append = is_append(cx, node, name_node);
         let stored = match value {
-            _ if flags.contains('n') => Some(nameref(cx, word.as_ref())),
+            _ if flags.contains('n') => Some(nameref(cx, word)),
             Some(v) if v.kind() == "array" => Some(array(cx, v)),
-            Some(_) if append => word.as_ref().map(|w| scalar(w)),
+            Some(_) if append => word.map(scalar),
             _ => None,
         };
         let handled = stored.is_some();
@@ -77,7 +82,7 @@ impl Analyzer {
 
     /// `a[N]=x`: the element changes (a subscript or value not known statically forgets the
     /// array); the subscript is arithmetic.
-    fn element_assigned(&mut self, cx: Cx<'_, '_>, subscript: Node<'_>, value: Option<Word<'_>>) {
+    fn element_assigned(&mut self, cx: Cx<'_, '_>, subscript: Node<'_>, value: Option<&Word<'_>>) {
         let Some(array) = subscript.child_by_field_name("name") else {
             return;
         };
@@ -98,7 +103,7 @@ impl Analyzer {
                 if elements.len() <= i {
                     elements.resize(i + 1, String::new());
                 }
-                elements[i] = v.text;
+                elements[i] = v.text.clone();
                 Some(join(elements))
             }
             _ => None,

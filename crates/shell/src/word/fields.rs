@@ -10,6 +10,11 @@ use crate::source::Positional;
 impl<'s> TextSink<'s> {
     /// Substitutes a scalar value (of an array, its first element).
     pub(super) fn value(&mut self, (text, unknown, any): Value<'_>) {
+        if self.budget.exhausted() {
+            // The analysis stops: do not scan more values.
+            self.mark_unknown();
+            return;
+        }
         let text = text.split(FIELD).next().unwrap_or_default();
         self.substitute(text, unknown, any);
     }

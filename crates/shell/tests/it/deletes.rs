@@ -33,6 +33,8 @@ fn deleting_every_file_find_or_xargs_lists_blocks() {
         "find / -name '*.conf' | xargs -I{} rm {}",
         "printf '%s\\n' ~/* | xargs rm",
         "echo /etc/* | xargs rm -f",
+        "cd ~ && ls | xargs rm -f",
+        "ls ~ | xargs rm",
     ] {
         assert_deletes(command);
     }
@@ -59,6 +61,9 @@ fn deleting_emptying_or_moving_protected_files_without_recursion_blocks() {
         "truncate --size=0 /usr/lib/x86_64-linux-gnu/libc.so.6",
         "> /bin/bash",
         ": > /usr/bin/python3",
+        ": > /var/log/auth.log",
+        "rm -rf /lib/modules/$(uname -r)",
+        "rm -f ~/.ssh/\"$KEY\"",
         "cp /dev/null /bin/ls",
         "dd if=/dev/zero of=/boot/vmlinuz",
         "ln -sf /tmp/x /usr/bin/python3",
@@ -84,6 +89,8 @@ fn climbing_to_an_ancestor_counts_as_a_protected_directory() {
         "rm -r ../..",
         "cd ../../../../../../..; rm -rf *",
         "cd .. && rm -rf *",
+        "cd /tmp && cd .. && rm -rf *",
+        "cd /tmp; cd ..; chmod -R 777 .",
         "chmod -R 000 ../..",
         "find ../.. -delete",
     ] {
@@ -152,6 +159,8 @@ fn ordinary_cleanups_stay_allowed() {
         "git clean -fd build/",
         "git clean -n ~",
         "cd .. && ls",
+        "ls | xargs rm -f",
+        "rm -f /tmp/\"$X\"/cache",
         "cd ../.. && git status",
     ] {
         assert_allowed(command);
