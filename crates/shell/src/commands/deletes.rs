@@ -89,7 +89,9 @@ pub(super) fn check(
 /// ([`refused_place`]) or a shell start-up or ssh file of a home (`~/.bashrc`). History
 /// files are left to `history-tamper`.
 fn refused(a: &Analyzer, path: &str) -> Option<String> {
-    let history = (path.contains("hist") || path.contains(['*', '?', '[']))
+    // Only names that could be a history file are matched (globs are compiled to match).
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let history = (last.contains("hist") || last.starts_with(".z") || last.starts_with(".bash_"))
         && matches!(paths::sensitive(path), Ok(Some(paths::Sensitive::History)));
     if history {
         return None;
