@@ -176,6 +176,22 @@ fn classes() -> Vec<Class> {
         ("fork_bombs", Box::new(|| fill("", "f(){ :|:& }; ", ""))),
         ("findings_flood", Box::new(|| fill("", "sudo x; ", ""))),
         (
+            "function_calls",
+            Box::new(|| fill("f(){ rm -rf \"$1\"; }; ", "f a$RANDOM; ", "")),
+        ),
+        (
+            "arithmetic_values",
+            Box::new(|| fill("x=y+1; echo ", "$((x)) ", "")),
+        ),
+        (
+            "written_scripts",
+            Box::new(|| fill("", "echo ls >> s; sh s; ", "")),
+        ),
+        (
+            "split_arrays",
+            Box::new(|| fill("a=(x y z); ", "rm -f \"${a[@]}\"; ", "")),
+        ),
+        (
             "random_shell_bytes",
             Box::new(|| random(b"ab |;&()<>{}$`'\"\\\n=*?[]#~!-/", 7)),
         ),

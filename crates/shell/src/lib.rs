@@ -91,6 +91,10 @@
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
 //! | `dynamic-target` | escalate | recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with a part only known at run time (`"$1"`, `"$TMPDIR/x"`); a redirection or `tee` to a file whose name is unknown (`> "$OUT"`) |
+//! | `command-masquerade` | block | a name that runs something else: `hash -p`, `shopt -s expand_aliases`, `BASH_FUNC_*` exported functions, `enable -f`, `LD_PRELOAD`/`LD_AUDIT`, `/proc/*/exe` or `/dev/fd/*` as a program, the dynamic loader (`ld-linux*.so* PROGRAM`), a copy or link of a program made earlier in the text (`cp /bin/rm x; ./x`) |
+//! | `search-path-change` | escalate | `PATH`/`LD_LIBRARY_PATH` entries ahead of the inherited ones that are relative, empty, temporary or run-time (`PATH=.:$PATH`), `CDPATH`, `shopt -s cdable_vars`, `NODE_OPTIONS`/`PERL5OPT`/`RUBYOPT` preloading modules |
+//! | `hidden-code` | block | code the shell runs unseen that cannot be checked: `${x@P}` of a run-time value, non-literal `mapfile -C`/`compgen -C` callbacks, prompt strings and `PROMPT_COMMAND`, `BASH_ENV`, `ENV`, `SHELLOPTS`/`BASHOPTS`, `bash --rcfile\|--init-file`, `shopt -s extdebug`, `set -k` |
+//! | `arithmetic-eval` | escalate | arithmetic (`$((…))`, `((…))`, `let`, `[[ … -eq … ]]`, array subscripts, `declare -i` assignments, subscripts in `unset`/`read`/`printf -v`/`-v` names) on a value only known at run time, which bash evaluates as an expression (`a[$(cmd)]` in it runs `cmd`) |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
@@ -125,6 +129,7 @@ mod paths;
 mod rules;
 mod source;
 mod syntax;
+mod tracked;
 mod walk;
 mod word;
 

@@ -60,6 +60,9 @@ pub const MAX_MESSAGE_BYTES: usize = 1024;
 /// Words one word may brace-expand into, and words of one command after brace expansion.
 pub const MAX_BRACE_WORDS: usize = 256;
 
+/// Words of one command after word splitting (`"$@"`, `"${a[@]}"`, unquoted `$X`).
+pub const MAX_SPLIT_WORDS: usize = 4096;
+
 /// Bytes one word may brace-expand into.
 pub const MAX_BRACE_BYTES: usize = 64 * 1024;
 

@@ -172,7 +172,7 @@ pub(crate) enum Sensitive {
 /// Lexically normalised path: no empty or `.` components, `..` resolved, no trailing `/`.
 /// Absolute paths start with `/`, home paths with `~` (also `~user`), others are relative.
 pub(crate) fn normalize(path: &str) -> String {
-    let (anchor, rest) = if let Some(rest) = path.strip_prefix('/') {
+    let (mut anchor, rest) = if let Some(rest) = path.strip_prefix('/') {
         ("/", rest)
     } else if path.starts_with('~') {
         let end = path.find('/').unwrap_or(path.len());
@@ -190,7 +190,16 @@ pub(crate) fn normalize(path: &str) -> String {
             // `~/..` is the directory of all homes: as bad as the root.
             ".." if anchor.starts_with('~') => return "/".to_owned(),
             ".." if anchor == "/" => {}
-            other => parts.push(other),
+            other => {
+                parts.push(other);
+                if anchor == "/"
+                    && let Some(dir) = proc_directory(&parts)
+                {
+                    // A link to another directory: what follows (`..` too) starts there.
+                    parts.clear();
+                    anchor = dir;
+                }
+            }
         }
     }
     let body = parts.join("/");
@@ -199,6 +208,19 @@ pub(crate) fn normalize(path: &str) -> String {
         "" => body,
         home if body.is_empty() => home.to_owned(),
         home => format!("{home}/{body}"),
+    }
+}
+
+/// The directory `/proc/<pid>/root` (a process's root directory: `/` for every process the
+/// analyzer cares about) or `/proc/<pid>/cwd` (its current directory) link to, when
+/// `parts` are the components of one: `/` (`""` for the shell's own current directory,
+/// `/proc/self/cwd`, whose contents are relative paths).
+fn proc_directory(parts: &[&str]) -> Option<&'static str> {
+    match parts {
+        ["proc", _, "root"] => Some("/"),
+        ["proc", "self" | "thread-self", "cwd"] => Some(""),
+        ["proc", _, "cwd"] => Some("/"),
+        _ => None,
     }
 }
 
@@ -508,6 +530,19 @@ mod tests {
         assert_eq!(normalize("~/"), "~");
         assert_eq!(normalize("~/.."), "/");
         assert_eq!(normalize("a/../../b"), "../b");
+    }
+
+    #[test]
+    fn proc_root_and_cwd_links_are_followed() {
+        assert_eq!(normalize("/proc/self/root"), "/");
+        assert_eq!(normalize("/proc/1/root/etc/"), "/etc");
+        assert_eq!(normalize("/proc/self/root/proc/self/root/usr"), "/usr");
+        assert_eq!(normalize("/proc/self/root/.."), "/");
+        assert_eq!(normalize("/proc/42/cwd/x"), "/x");
+        assert_eq!(normalize("/proc/self/cwd/x"), "x");
+        assert_eq!(normalize("/proc/self/cwd/.."), "..");
+        assert_eq!(normalize("/proc/self/status"), "/proc/self/status");
+        assert_eq!(normalize("/proc/sys/kernel"), "/proc/sys/kernel");
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub(crate) enum RuleId {
     StdinCode,
     EscapeSupervision,
     DynamicTarget,
+    CommandMasquerade,
+    SearchPathChange,
+    HiddenCode,
+    ArithmeticEval,
 }
 
 impl RuleId {
@@ -65,7 +69,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 28] = [
+static RULES: [Rule; 32] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -193,7 +197,7 @@ static RULES: [Rule; 28] = [
     Rule {
         id: "destructive-delete",
         severity: Block,
-        description: "recursive delete of `/`, a home directory, a system directory, a path a possibly-empty variable can turn into one (`$X/*`), `*` after `cd` to one of those, or run-time input (`xargs rm -r`); `find / -delete`",
+        description: "recursive delete of `/`, a home directory, a system directory, a path a possibly-empty variable can turn into one (`$X/*`), `*` after `cd` to one of those, or run-time input (`xargs rm -r`); `find / -delete`; also without `-r`: deleting, shredding, emptying, moving away or overwriting protected trees, globs over them and system or key files (`rm /etc/*`, `shred -u ~/.ssh/id_rsa`, `truncate -s0 /bin/bash`, `mv ~ /dev/null`), `find … -exec rm` and `find … | xargs rm` of them, `rsync --delete` into them, sensitive subtrees (`~/.ssh`, `/etc/ssh`, `/lib/modules`), ancestors of the current directory (`../..`), `git clean` of a home",
         matches: &[
             "rm -rf /",
             "rm -fr ~",
@@ -210,6 +214,17 @@ static RULES: [Rule; 28] = [
             "cd / && rm -rf *",
             "find / -exec sh -c 'rm -rf \"$1\"' _ {} \\;",
             "cd; rm -rf .*",
+            "rm /etc/*",
+            "find ~ -type f | xargs rm",
+            "find /etc -exec rm {} +",
+            "shred -u ~/.ssh/id_rsa",
+            "truncate -s0 /bin/bash",
+            "mv ~ /dev/null",
+            "rsync -a --delete empty/ ~/",
+            "rm -rf ~/.ssh",
+            "rm -rf /lib/modules",
+            "rm -rf ../../../../../../..",
+            "git -C ~ clean -ffdx",
         ],
         non_matches: &[
             "rm -rf build/",
@@ -220,6 +235,11 @@ static RULES: [Rule; 28] = [
             "find . -name '*.pyc' -exec rm -rf {} +",
             "rm -rf \"$TMPDIR\"",
             "cd build && rm -rf *",
+            "find . -name '*.bak' | xargs rm -f",
+            "rm -rf ~/.cache/pip",
+            "truncate -s 0 /tmp/out.log",
+            "git clean -fdx",
+            "rm -rf ../build",
         ],
     },
     Rule {
@@ -617,6 +637,99 @@ static RULES: [Rule; 28] = [
             "dd if=\"$IMG\" of=out.bin",
         ],
     },
+    Rule {
+        id: "command-masquerade",
+        severity: Block,
+        description: "a command name that runs something else than it says: `hash -p`, aliases once `expand_aliases` is on, exported functions (`BASH_FUNC_*`), `enable -f`, `LD_PRELOAD`/`LD_AUDIT`, `/proc/*/exe` and `/dev/fd/*` as programs, the dynamic loader running a program (`ld-linux*.so*`, `ld.so`), a copy or link of a program made in the same text (`cp /bin/rm x; ./x`)",
+        matches: &[
+            "hash -p /bin/rm ls",
+            "shopt -s expand_aliases",
+            "env 'BASH_FUNC_ls%%=() { id; }' bash -c ls",
+            "/proc/self/exe -c id",
+            "/lib64/ld-linux-x86-64.so.2 /bin/true",
+            "ld.so /bin/ls",
+            "cp /bin/rm x; ./x -f y",
+            "ln -s /usr/bin/sudo s && ./s id",
+            "LD_PRELOAD=/tmp/x.so ls",
+            "enable -f /tmp/x.so rm",
+        ],
+        non_matches: &[
+            "hash -r",
+            "hash ls",
+            "shopt -s nullglob",
+            "cp /bin/ls backup/ls",
+            "ldd /bin/ls",
+            "./x",
+            "alias ll='ls -la'",
+        ],
+    },
+    Rule {
+        id: "search-path-change",
+        severity: Escalate,
+        description: "looking commands or libraries up somewhere the text does not show: a `PATH` (or `LD_LIBRARY_PATH`) with an entry ahead of the system's that is relative, empty, temporary or only known at run time; any `CDPATH`",
+        matches: &[
+            "PATH=.:$PATH; ls",
+            "export PATH=\"/tmp/x:$PATH\"",
+            "PATH=bin:$PATH make",
+            "env PATH=:/usr/bin ls",
+            "D=$(mktemp -d); PATH=\"$D:$PATH\" ls",
+            "CDPATH=/ cd etc",
+            "LD_LIBRARY_PATH=. ./app",
+        ],
+        non_matches: &[
+            "export PATH=\"$HOME/.local/bin:$PATH\"",
+            "PATH=$PATH:./node_modules/.bin npm test",
+            "export PATH=\"$CLAUDE_PROJECT_DIR/node_modules/.bin:$PATH\"",
+            "PATH=/usr/local/bin:/usr/bin:/bin",
+            "echo $PATH",
+            "export PATH",
+        ],
+    },
+    Rule {
+        id: "hidden-code",
+        severity: Block,
+        description: "code the shell runs without a command saying so, when it is not a literal that can be checked: `${x@P}` of a run-time value, `mapfile -C` callbacks, prompt strings and `PROMPT_COMMAND`, `BASH_ENV`/`ENV`, `SHELLOPTS`/`BASHOPTS`, `bash --rcfile|--init-file`, `shopt -s extdebug`, `set -k`",
+        matches: &[
+            "echo ${x@P}",
+            "mapfile -C \"$CB\" a < f",
+            "PS4=\"$X\" bash -xc ls",
+            "export PROMPT_COMMAND=\"$(cat f)\"",
+            "BASH_ENV=/tmp/x bash -c ls",
+            "bash --rcfile /tmp/x -i",
+            "shopt -s extdebug",
+            "set -k",
+            "env SHELLOPTS=xtrace bash -c ls",
+        ],
+        non_matches: &[
+            "echo ${x@Q}",
+            "PS4='+ ${LINENO}: ' bash -xc ls",
+            "mapfile -t lines < f",
+            "set -euo pipefail",
+            "shopt -s nullglob",
+            "ENV=production npm start",
+        ],
+    },
+    Rule {
+        id: "arithmetic-eval",
+        severity: Escalate,
+        description: "arithmetic on a value only known at run time: bash evaluates a variable's value (or a substitution's output) in `$((…))`, `((…))`, `let`, `[[ … -eq … ]]`, array subscripts and `declare -i` assignments as an expression, and `a[$(cmd)]` in it runs `cmd`",
+        matches: &[
+            "echo $((X + 1))",
+            "(( $1 > 2 ))",
+            "[[ $N -eq 1 ]]",
+            "let \"n = $1\"",
+            "echo ${a[$I]}",
+            "declare -i n; n=$1",
+        ],
+        non_matches: &[
+            "n=0; echo $((n + 1))",
+            "for ((i = 0; i < 3; i++)); do echo $i; done",
+            "(( $# > 0 ))",
+            "[ \"$N\" -eq 1 ]",
+            "n=$(wc -l < f); echo $((n * 2))",
+            "echo $(( $(date +%s) - 5 ))",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -654,6 +767,10 @@ mod tests {
             RuleId::StdinCode,
             RuleId::EscapeSupervision,
             RuleId::DynamicTarget,
+            RuleId::CommandMasquerade,
+            RuleId::SearchPathChange,
+            RuleId::HiddenCode,
+            RuleId::ArithmeticEval,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

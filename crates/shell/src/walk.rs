@@ -12,6 +12,8 @@
 
 mod checks;
 mod command;
+mod expansions;
+mod values;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -60,6 +62,8 @@ pub(crate) struct Call<'t> {
     pub stdin: Stdin<'t>,
     /// `file_redirect` nodes of the command and of the statement around it.
     pub redirects: Vec<Node<'t>>,
+    /// `variable_assignment` nodes before the command name (`IFS=, read …`, `PATH=. ls`).
+    pub prefix: Vec<Node<'t>>,
 }
 
 /// The text being walked and how deep in nested shell strings it sits.
@@ -91,6 +95,8 @@ pub(crate) struct Analyzer {
     fork_bombs: HashSet<usize>,
     /// Set once the findings or a budget overflowed: the analysis stops.
     pub stopped: bool,
+    /// Shell state beyond variable values: numbers, integer variables, program copies.
+    pub tracked: crate::tracked::Tracked,
 }
 
 /// One step of the walk.
@@ -151,6 +157,7 @@ impl Analyzer {
             upstream: Upstream::default(),
             fork_bombs: HashSet::new(),
             stopped: false,
+            tracked: crate::tracked::Tracked::default(),
         }
     }
 
@@ -362,6 +369,7 @@ impl Analyzer {
             }
             "function_definition" => {
                 self.fork_bomb(cx, node);
+                self.define_function(cx, node);
                 self.children(node, Stdin::Opaque, tasks);
             }
             "variable_assignment" => {
@@ -371,6 +379,7 @@ impl Analyzer {
             }
             "unset_command" => {
                 self.unset(cx, node);
+                self.unset_subscripts(cx, node);
                 self.children(node, Stdin::Opaque, tasks);
             }
             "command_substitution" | "process_substitution" => {
@@ -383,7 +392,32 @@ impl Analyzer {
             }
             "expansion" => {
                 self.expansion_operands(cx, node);
+                self.prompt_expansion(cx, node);
                 self.children(node, Stdin::Opaque, tasks);
+            }
+            "arithmetic_expansion" | "c_style_for_statement" => {
+                self.arithmetic(cx, node);
+                self.children(node, stdin, tasks);
+            }
+            "compound_statement" if cx.src.text[node.byte_range()].starts_with("((") => {
+                self.arithmetic(cx, node);
+                self.children(node, stdin, tasks);
+            }
+            "test_command" => {
+                self.test_arithmetic(cx, node);
+                self.children(node, stdin, tasks);
+            }
+            "subscript" if parent.is_some_and(|p| p.kind() == "expansion") => {
+                self.subscript(cx, node);
+                self.children(node, stdin, tasks);
+            }
+            "declaration_command" => {
+                self.declaration(cx, node);
+                self.children(node, stdin, tasks);
+            }
+            "for_statement" => {
+                self.loop_variable(cx, node);
+                self.children(node, stdin, tasks);
             }
             "heredoc_body" => {
                 let quoted = parent

@@ -14,8 +14,29 @@ use tree_sitter::Node;
 use crate::limits::Budget;
 use crate::source::{Mapped, Positional, Source};
 
+mod fields;
+
+pub(crate) use fields::is_name;
+
 /// Marker for an unknown, non-empty part of a word.
 pub(crate) const UNKNOWN: char = '\0';
+
+/// Separates the elements of an array in a value of [`Source::vars`] (`a=(rm -rf /)`, and
+/// the positional parameters `set -- …` gives, stored under `@`).
+pub(crate) const FIELD: char = '\u{1}';
+
+/// The separators bash splits unquoted expansions on when `IFS` is not set.
+const DEFAULT_IFS: &str = " \t\n";
+
+/// One of the words a word expands into when bash splits it (`"$@"`, `"${a[@]}"`, an
+/// unquoted variable whose value holds blanks): its bytes in [`Word::text`] and whether
+/// they hold run-time parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Field {
+    pub range: Range<usize>,
+    pub unknown: bool,
+    pub any: bool,
+}
 
 /// A word of a command line: its node, where it is, and its static value.
 #[derive(Debug, Clone)]
@@ -41,6 +62,9 @@ pub(crate) struct Word<'t> {
     pub plain: bool,
     /// Holds ANSI-C byte escapes (`\x..`, octal, `\u`, `\c`).
     pub escaped: bool,
+    /// The words bash splits this one into, when it splits it (else empty); in `text`
+    /// they are separated by one blank.
+    pub fields: Vec<Field>,
 }
 
 impl<'t> Word<'t> {
@@ -62,9 +86,21 @@ impl<'t> Word<'t> {
             unknown: false,
             unknown_name: false,
             escaped: false,
+            ifs: vars
+                .get("IFS")
+                .and_then(|v| v.as_deref())
+                .unwrap_or(DEFAULT_IFS),
+            quoted: false,
+            fields: Vec::new(),
+            field: Field {
+                range: 0..0,
+                unknown: false,
+                any: false,
+            },
         };
         decode(src.text.as_ref(), node, &mut sink, 0);
         let raw = &src.text[node.byte_range()];
+        let fields = sink.finish_fields();
         Word {
             node: Some(node),
             span,
@@ -75,7 +111,32 @@ impl<'t> Word<'t> {
             unknown: sink.unknown,
             unknown_name: sink.unknown_name,
             escaped: sink.escaped,
+            fields,
         }
+    }
+
+    /// The words bash makes of this one by word splitting (itself when it is not split).
+    /// Split words are run-time values: not plain, no node.
+    pub fn split(self) -> Vec<Word<'t>> {
+        if self.fields.is_empty() {
+            return vec![self];
+        }
+        self.fields
+            .iter()
+            .filter(|f| !f.range.is_empty() || f.unknown)
+            .map(|f| Word {
+                node: None,
+                span: self.span.clone(),
+                text: self.text[f.range.clone()].to_owned(),
+                dynamic: true,
+                any: f.any,
+                unknown: f.unknown,
+                unknown_name: f.unknown,
+                plain: false,
+                escaped: self.escaped,
+                fields: Vec::new(),
+            })
+            .collect()
     }
 
     /// Run-time input that may be anything, attributed to `span`.
@@ -90,6 +151,23 @@ impl<'t> Word<'t> {
             unknown_name: true,
             plain: false,
             escaped: false,
+            fields: Vec::new(),
+        }
+    }
+
+    /// A literal value (`PATH=` has the empty one), attributed to `span`.
+    pub fn literal(text: &str, span: Range<usize>) -> Self {
+        Word {
+            node: None,
+            span,
+            text: text.to_owned(),
+            dynamic: false,
+            any: false,
+            unknown: false,
+            unknown_name: false,
+            plain: true,
+            escaped: false,
+            fields: Vec::new(),
         }
     }
 
@@ -151,7 +229,8 @@ enum Dynamic<'x> {
     Home,
     /// A variable with a well-known value: `$HISTFILE` is the history file.
     Fixed(&'static str),
-    /// A variable (also `$0`, `$1`, …) that may be unset or empty unless its value is known.
+    /// A variable (also `$0`, `$1`, …) that may be unset or empty unless its value is known;
+    /// of an array, its first element.
     Var(&'x str),
     /// `${NAME:-WORD}` (also `-`, `:=`, `=`): the variable, or the static `WORD` when unset.
     Default(&'x str, String),
@@ -159,8 +238,14 @@ enum Dynamic<'x> {
     Empty,
     /// A value known to be non-empty but unknown: `${X:?}`, substitutions.
     Unknown,
-    /// All positional parameters (`$@`, `$*`).
-    All,
+    /// All positional parameters: `$@` (`false`) or `$*` (`true`, one word when quoted).
+    All(bool),
+    /// Every element of an array: `${a[@]}` (`false`) or `${a[*]}` (`true`).
+    Elements(&'x str, bool),
+    /// One element of an array, `${a[N]}`.
+    Element(&'x str, usize),
+    /// `${!NAME}`: the variable whose name is the value of `NAME`.
+    Indirect(&'x str),
 }
 
 /// Receives the decoded pieces of a word.
@@ -171,6 +256,9 @@ trait Sink {
     fn dynamic(&mut self, what: Dynamic<'_>);
     /// The word holds ANSI-C byte escapes.
     fn escaped(&mut self) {}
+    /// The pieces that follow are inside double quotes (`true`) or not: expansions in them
+    /// are not split into words.
+    fn quote(&mut self, _quoted: bool) {}
 }
 
 struct TextSink<'s> {
@@ -185,18 +273,37 @@ struct TextSink<'s> {
     unknown: bool,
     unknown_name: bool,
     escaped: bool,
+    /// The characters unquoted expansions are split on.
+    ifs: &'s str,
+    /// Inside double quotes.
+    quoted: bool,
+    /// The fields before the current one, when the word is split.
+    fields: Vec<Field>,
+    /// The field being read.
+    field: Field,
 }
 
+/// A value looked up: (text, unknown, any).
+type Value<'s> = (&'s str, bool, bool);
+
 impl<'s> TextSink<'s> {
-    /// The known value of variable or positional parameter `name`: (value, unknown, any).
-    fn lookup(&self, name: &str) -> Option<(&'s str, bool, bool)> {
+    /// The known value of variable or positional parameter `name` (of an array, the whole
+    /// array, elements separated by [`FIELD`]).
+    fn lookup(&self, name: &str) -> Option<Value<'s>> {
+        let vars: &'s HashMap<String, Option<String>> = self.vars;
         if let Some(n) = name.parse::<usize>().ok().filter(|_| !name.is_empty()) {
+            // `set -- …` replaced the parameters of this text.
+            if let (Some(set), true) = (vars.get("@"), n > 0) {
+                return match set {
+                    Some(list) => Some((list.split(FIELD).nth(n - 1).unwrap_or(""), false, false)),
+                    None => None,
+                };
+            }
             return self
                 .args
                 .get(n)
                 .map(|a| (a.text.as_str(), a.unknown, a.any));
         }
-        let vars: &'s HashMap<String, Option<String>> = self.vars;
         vars.get(name)
             .and_then(|v| v.as_deref())
             .map(|v| (v, false, false))
@@ -205,6 +312,12 @@ impl<'s> TextSink<'s> {
     fn mark_unknown(&mut self) {
         self.unknown = true;
         self.unknown_name = true;
+        self.field.unknown = true;
+    }
+
+    fn mark_any(&mut self, any: bool) {
+        self.any |= any;
+        self.field.any |= any;
     }
 
     /// Whether `bytes` more of substituted values fit the expansion budget; when not, the
@@ -215,17 +328,6 @@ impl<'s> TextSink<'s> {
             self.mark_unknown();
         }
         fits
-    }
-
-    fn value(&mut self, (text, unknown, any): (&str, bool, bool)) {
-        if !self.fits(text.len()) {
-            return;
-        }
-        self.lit(text, 0..0);
-        self.any |= any;
-        if unknown {
-            self.mark_unknown();
-        }
     }
 }
 
@@ -248,7 +350,7 @@ impl Sink for TextSink<'_> {
             Dynamic::Default(name, default) => match self.lookup(name) {
                 Some(v) => self.value(v),
                 None => {
-                    self.lit(&default, 0..0);
+                    self.substitute(&default, false, false);
                     self.mark_unknown();
                 }
             },
@@ -257,30 +359,35 @@ impl Sink for TextSink<'_> {
                 self.text.push(UNKNOWN);
                 self.mark_unknown();
             }
-            Dynamic::All => {
-                if self.args.len() < 2 {
-                    self.mark_unknown();
+            Dynamic::All(joined) => self.positional(joined),
+            Dynamic::Elements(name, joined) => match self.lookup(name) {
+                Some((list, _, _)) => {
+                    let values = list.split(FIELD).map(|v| (v, false, false));
+                    self.substitute_all(values, joined);
                 }
-                let bytes: usize = self.args.iter().skip(1).map(|a| a.text.len() + 1).sum();
-                if !self.fits(bytes) {
-                    return;
+                None => self.mark_unknown(),
+            },
+            Dynamic::Element(name, n) => match self.lookup(name) {
+                Some((list, _, _)) => {
+                    let element = list.split(FIELD).nth(n).unwrap_or_default();
+                    self.substitute(element, false, false);
                 }
-                for (i, arg) in self.args.iter().skip(1).enumerate() {
-                    if i > 0 {
-                        self.text.push(' ');
-                    }
-                    self.text.push_str(&arg.text);
-                    self.any |= arg.any;
-                    if arg.unknown {
-                        self.unknown = true;
-                        self.unknown_name = true;
-                    }
-                }
-            }
+                None => self.mark_unknown(),
+            },
+            Dynamic::Indirect(name) => match self.lookup(name) {
+                Some((target, false, _)) if is_name(target) => match variable(target) {
+                    Dynamic::Indirect(_) => self.mark_unknown(),
+                    resolved => self.dynamic(resolved),
+                },
+                _ => self.mark_unknown(),
+            },
         }
     }
     fn escaped(&mut self) {
         self.escaped = true;
+    }
+    fn quote(&mut self, quoted: bool) {
+        self.quoted = quoted;
     }
 }
 
@@ -339,7 +446,11 @@ fn decode(text: &str, node: Node<'_>, sink: &mut dyn Sink, depth: usize) {
             sink.lit(&text[inner.clone()], inner);
         }
         "ansi_c_string" if range.len() >= 3 => ansi_c(text, range.start + 2..range.end - 1, sink),
-        "string" | "translated_string" => sequence(text, node, Quoting::Double, sink, depth),
+        "string" | "translated_string" => {
+            sink.quote(true);
+            sequence(text, node, Quoting::Double, sink, depth);
+            sink.quote(false);
+        }
         "concatenation" => sequence(text, node, Quoting::Bare, sink, depth),
         "heredoc_body" => {
             // Reached only when a body is decoded without its redirect (see `mapped_heredoc`).
@@ -364,7 +475,8 @@ fn variable(name: &str) -> Dynamic<'_> {
     match name {
         "HOME" => Dynamic::Home,
         "HISTFILE" => Dynamic::Fixed("~/.bash_history"),
-        "@" | "*" => Dynamic::All,
+        "@" => Dynamic::All(false),
+        "*" => Dynamic::All(true),
         _ => Dynamic::Var(name),
     }
 }
@@ -382,12 +494,22 @@ fn expansion(raw: &str) -> Dynamic<'_> {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => inner
             .find(|d: char| !(d.is_ascii_alphanumeric() || d == '_'))
             .unwrap_or(inner.len()),
-        Some('@' | '*') if inner.len() == 1 => return Dynamic::All,
-        _ => return Dynamic::Empty, // `${#X}`, `${!X}`, `${?}`, …
+        Some('@' | '*') if inner.len() == 1 => return variable(inner),
+        Some('!') if is_name(&inner[1..]) => return Dynamic::Indirect(&inner[1..]),
+        _ => return Dynamic::Empty, // `${#X}`, `${!X[@]}`, `${?}`, …
     };
     let (name, rest) = inner.split_at(len);
     if rest.is_empty() {
         return variable(name);
+    }
+    if let Some(index) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return match index {
+            "@" => Dynamic::Elements(name, false),
+            "*" => Dynamic::Elements(name, true),
+            _ => index
+                .parse()
+                .map_or(Dynamic::Empty, |n| Dynamic::Element(name, n)),
+        };
     }
     if name == "HOME" && (rest.starts_with('%') || rest.starts_with([':', '-', '=', '?'])) {
         // `${HOME%/}`, `${HOME:-/}`, `${HOME:?}`: still the home directory.

@@ -135,6 +135,7 @@ fn protected(a: &Analyzer, target: &Word<'_>) -> bool {
     target.any
         || paths::is_protected_tree(&target.text)
         || (a.cwd_protected && paths::is_whole_directory(&target.text))
+        || (a.cwd.is_none() && super::deletes::is_ancestor(&target.text))
 }
 
 /// `cd` / `pushd`: remember when the shell may now sit in a protected directory, and the
@@ -142,7 +143,12 @@ fn protected(a: &Analyzer, target: &Word<'_>) -> bool {
 fn cd(a: &mut Analyzer, args: &[Word<'_>]) {
     let p = parse_args(args, "", &[]);
     let home = p.operands.is_empty();
-    if home || p.operands.iter().any(|t| paths::is_protected_tree(&t.text)) {
+    let climbs = |t: &&Word<'_>| a.cwd.is_none() && super::deletes::is_ancestor(&t.text);
+    if home
+        || p.operands
+            .iter()
+            .any(|t| paths::is_protected_tree(&t.text) || climbs(t))
+    {
         a.cwd_protected = true;
     }
     let dir = match p.operands.first() {
@@ -151,6 +157,8 @@ fn cd(a: &mut Analyzer, args: &[Word<'_>]) {
         Some(w) => Some(w.text.clone()),
     };
     a.cwd = dir.and_then(|dir| chdir(a.cwd.as_deref(), &dir));
+    // `cd /tmp && cd ..` reaches `/` through a relative step.
+    a.cwd_protected |= a.cwd.as_deref().is_some_and(paths::is_protected_tree);
 }
 
 /// The directory `cd DIR` goes to from `cwd` (`None`: not known statically).

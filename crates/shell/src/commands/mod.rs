@@ -2,14 +2,21 @@
 //! wrapped command checked in its own right; then the rules for the command's name.
 
 mod code;
+mod deletes;
 mod destructive;
 mod git;
+mod hidden;
 mod interpreters;
+mod names;
 mod producers;
+mod scripts;
 mod upstream;
+mod values;
+pub(crate) mod variables;
 mod wrappers;
 mod writes;
 
+pub(crate) use producers::command_words;
 pub(crate) use upstream::Upstream;
 
 use crate::limits::MAX_WRAPPERS;
@@ -39,7 +46,12 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     };
     let base = name.rsplit('/').next().unwrap_or(name);
-    if base.is_empty() || wrappers::check(a, cx, base, words, call) {
+    if base.is_empty() || names::check(a, cx, base, words, call) {
+        return;
+    }
+    values::check(a, cx, base, words, call);
+    hidden::check(a, cx, base, words, call);
+    if wrappers::check(a, cx, base, words, call) {
         return;
     }
     let args = &words[1..];
@@ -47,6 +59,7 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     }
     destructive::check(a, base, args, call);
+    deletes::check(a, cx, base, args, call);
     if base == "git" {
         git::check(a, args, call);
     }
@@ -100,6 +113,7 @@ fn at<'t>(call: &Call<'t>, word: &Word<'_>) -> Call<'t> {
         span: start.max(call.span.start)..call.span.end,
         stdin: call.stdin,
         redirects: call.redirects.clone(),
+        prefix: call.prefix.clone(),
     }
 }
 
@@ -116,11 +130,14 @@ struct Parsed<'w, 't> {
     operands: Vec<&'w Word<'t>>,
     /// Some word in option position is only known at run time (it might be an option).
     dynamic: bool,
+    /// Per entry of `long`: the name is spelled out in full as one of the options that take a
+    /// value (so it is not a prefix of another option).
+    complete: Vec<bool>,
 }
 
 impl Parsed<'_, '_> {
     fn has(&self, short: char, long: &str) -> bool {
-        self.short.contains(short) || self.long.iter().any(|(n, _)| *n == long)
+        self.short.contains(short) || self.long_index(long).is_some()
     }
 
     fn value(&self, short: char, long: &str) -> Option<&str> {
@@ -129,11 +146,19 @@ impl Parsed<'_, '_> {
             .find(|(c, _)| *c == short)
             .map(|(_, v)| v.as_str())
             .or_else(|| {
-                self.long
-                    .iter()
-                    .find(|(n, _)| *n == long)
-                    .and_then(|(_, v)| v.as_deref())
+                self.long_index(long)
+                    .and_then(|i| self.long[i].1.as_deref())
             })
+    }
+
+    /// The entry of `long` for the option `--long`: spelled out, else an unambiguous prefix
+    /// of it (`--rec` for `--recursive`) that is not another option spelled out.
+    fn long_index(&self, long: &str) -> Option<usize> {
+        let exact = self.long.iter().position(|(n, _)| *n == long);
+        exact.or_else(|| {
+            let complete = |i: usize| self.complete.get(i).copied().unwrap_or(false);
+            (0..self.long.len()).find(|&i| long_matches(self.long[i].0, long) && !complete(i))
+        })
     }
 }
 
@@ -163,11 +188,12 @@ fn parse_args<'w, 't>(
                 Some((n, v)) => (n, Some(v.to_owned())),
                 None => (long, None),
             };
-            if value.is_none() && long_values.contains(&name) {
+            if value.is_none() && takes_value(name, long_values) {
                 value = args.get(i).map(|v| v.text.clone());
                 i += 1;
             }
             p.long.push((name, value));
+            p.complete.push(long_values.contains(&name));
         } else if t.len() > 1 && t.starts_with('-') {
             for (k, c) in t[1..].char_indices() {
                 p.short.push(c);
@@ -190,6 +216,21 @@ fn parse_args<'w, 't>(
     p
 }
 
+/// Whether the long option written `--written` is `--full`: GNU getopt_long (and git) take any
+/// unambiguous prefix (`rm --rec --for`). An ambiguous prefix makes the command fail, so
+/// reading it as every option it starts is safe.
+pub(super) fn long_matches(written: &str, full: &str) -> bool {
+    !written.is_empty() && full.starts_with(written)
+}
+
+/// Whether the long option `--written` (a prefix of one, see [`long_matches`]) is one of
+/// `long_values`, the options that take a value (written with or without their `--`).
+fn takes_value(written: &str, long_values: &[&str]) -> bool {
+    long_values
+        .iter()
+        .any(|full| long_matches(written, full.trim_start_matches('-')))
+}
+
 /// Index of the first operand of a wrapper-style command (options first, no permutation),
 /// or `None` when there is none.
 fn first_operand(words: &[Word<'_>], short_values: &str, long_values: &[&str]) -> Option<usize> {
@@ -202,7 +243,7 @@ fn first_operand(words: &[Word<'_>], short_values: &str, long_values: &[&str]) -
             return (i + 1 < words.len()).then_some(i + 1);
         }
         if let Some(long) = t.strip_prefix("--") {
-            i += if !long.contains('=') && long_values.contains(&long) {
+            i += if !long.contains('=') && takes_value(long, long_values) {
                 2
             } else {
                 1

@@ -186,7 +186,7 @@ pub(super) fn producer(cx: Cx<'_, '_>, nodes: &[Node<'_>]) -> Producer {
     found
 }
 
-pub(super) fn command_words<'t>(cx: Cx<'_, '_>, command: Node<'t>) -> Vec<Word<'t>> {
+pub(crate) fn command_words<'t>(cx: Cx<'_, '_>, command: Node<'t>) -> Vec<Word<'t>> {
     let mut words = Vec::new();
     for (field, child) in fields(command) {
         match field {

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::{at, first_operand, wrapped};
+use super::{at, first_operand, long_matches, wrapped};
 use crate::paths;
 use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call, Cx};
@@ -30,8 +30,14 @@ pub(super) fn check(
     supervision(a, base, words, call);
     match base {
         "env" => env(a, cx, words, call),
-        "xargs" => xargs(a, cx, words, call),
-        "find" => find(a, cx, words, call),
+        "xargs" => {
+            super::deletes::xargs(a, cx, words, call);
+            xargs(a, cx, words, call);
+        }
+        "find" => {
+            super::deletes::find(a, words, call);
+            find(a, cx, words, call);
+        }
         "watch" => watch(a, cx, words),
         "su" | "runuser" => {
             code_option(a, cx, words, "c", "command");
@@ -293,10 +299,11 @@ fn env_chdir(options: &[Word<'_>]) -> Option<String> {
     for (k, word) in options.iter().enumerate().skip(1) {
         let Some(t) = word.lit() else { continue };
         let next = || options.get(k + 1).map(|x| x.text.clone());
-        if let Some(dir) = t.strip_prefix("--chdir=") {
-            found = Some(dir.to_owned());
-        } else if t == "--chdir" {
-            found = next();
+        if long_option(t, "chdir") {
+            found = match t.split_once('=') {
+                Some((_, dir)) => Some(dir.to_owned()),
+                None => next(),
+            };
         } else if !t.starts_with("--")
             && t.starts_with('-')
             && let Some(at) = t.find('C').filter(|_| !t[1..].contains(['u', 'P', 'S']))
@@ -324,7 +331,7 @@ fn env_inner(
         Some((s, word)) => {
             let t = word.text.as_str();
             let prefix = if t.starts_with("--") {
-                "--split-string".len() + usize::from(t.contains('='))
+                t.find('=').map_or(t.len(), |k| k + 1)
             } else {
                 // `-S…` or a cluster of flags ending in it (`-iS'…'`).
                 t.find('S').map_or(t.len(), |k| k + 1)
@@ -347,11 +354,10 @@ fn env_command(w: &[Word<'_>]) -> (usize, Option<usize>) {
         let Some(t) = word.lit() else { break };
         if options && t == "--" {
             options = false;
-        } else if options && (t.starts_with("--split-string") || short_cluster_with(t, 'S', "uCP"))
-        {
+        } else if options && (long_option(t, "split-string") || short_cluster_with(t, 'S', "uCP")) {
             return (i, Some(i));
         } else if options && t.starts_with("--") {
-            let takes = matches!(t, "--unset" | "--chdir");
+            let takes = !t.contains('=') && (long_option(t, "unset") || long_option(t, "chdir"));
             i += usize::from(takes);
         } else if options && t.len() > 1 && t.starts_with('-') {
             let takes = t[1..]
@@ -378,6 +384,14 @@ fn split_string(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, prefix: usize
     }
 }
 
+/// Whether `t` is the long option `--full` (or `--full=…`), spelled out or abbreviated to
+/// an unambiguous prefix as getopt_long allows.
+fn long_option(t: &str, full: &str) -> bool {
+    t.strip_prefix("--")
+        .map(|l| l.split_once('=').map_or(l, |(name, _)| name))
+        .is_some_and(|name| long_matches(name, full))
+}
+
 /// Whether `t` is a cluster of short options (`-iS…`) in which `letter` appears, with no
 /// value-taking option (`values`) before it.
 fn short_cluster_with(t: &str, letter: char, values: &str) -> bool {
@@ -401,7 +415,6 @@ fn short_cluster_with(t: &str, letter: char, values: &str) -> bool {
 fn code_option(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], short: &str, long: &str) -> bool {
     let letter = short.chars().next().unwrap_or('c');
     let short = format!("-{short}");
-    let long_eq = format!("--{long}=");
     for (i, word) in w.iter().enumerate().skip(1) {
         let Some(t) = word.lit() else { continue };
         if t != short && short_cluster_with(t, letter, "") {
@@ -414,14 +427,15 @@ fn code_option(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], short: &str, lo
             }
             return true;
         }
-        if t == short || t == format!("--{long}") {
+        if t == short || (long_option(t, long) && !t.contains('=')) {
             if let Some(code) = w.get(i + 1) {
                 super::code::code_word(a, cx, code, &format!("the `{t}` string"));
             }
             return true;
         }
-        if t.starts_with(&long_eq) {
-            split_string(a, cx, word, long_eq.len());
+        if long_option(t, long) {
+            let at = t.find('=').map_or(t.len(), |k| k + 1);
+            split_string(a, cx, word, at);
             return true;
         }
     }
@@ -440,6 +454,7 @@ fn watch(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>]) {
         span: w[i].span.start..w[w.len() - 1].span.end,
         stdin: crate::walk::Stdin::Opaque,
         redirects: Vec::new(),
+        prefix: Vec::new(),
     };
     if exec {
         wrapped(a, cx, &w[i..], &call);
@@ -459,21 +474,22 @@ fn xargs(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
             break;
         }
         if let Some(long) = t.strip_prefix("--") {
-            if let Some(r) = long.strip_prefix("replace=") {
-                replace = Some(r.to_owned());
-            } else if long == "replace" {
-                replace = Some("{}".to_owned());
-            } else if matches!(
-                long,
-                "arg-file"
-                    | "delimiter"
-                    | "eof"
-                    | "max-lines"
-                    | "max-args"
-                    | "max-procs"
-                    | "max-chars"
-                    | "process-slot-var"
-            ) {
+            let name = long.split_once('=').map_or(long, |(n, _)| n);
+            if long_matches(name, "replace") {
+                let value = long.split_once('=').map_or("{}", |(_, r)| r);
+                replace = Some(value.to_owned());
+            } else if !long.contains('=')
+                && [
+                    "arg-file",
+                    "delimiter",
+                    "max-args",
+                    "max-procs",
+                    "max-chars",
+                    "process-slot-var",
+                ]
+                .iter()
+                .any(|full| long_matches(name, full))
+            {
                 i += 1;
             }
             continue;

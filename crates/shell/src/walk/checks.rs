@@ -22,9 +22,10 @@ impl Analyzer {
             .child_by_field_name("value")
             .map(|v| Word::read(cx.src, v));
         let value = word.as_ref().map(|w| w.text.clone()).unwrap_or_default();
+        let handled = self.assigned(cx, node, standalone, word.as_ref());
         // `X=/; rm -rf "$X"`: remember the value for later words (not for `X=/ cmd`, whose
         // own words see the old value).
-        if let Some(name) = name.filter(|_| standalone) {
+        if let Some(name) = name.filter(|_| standalone && !handled) {
             let known = word.as_ref().is_none_or(|w| !w.unknown);
             cx.src.assign(name, known.then(|| value.clone()));
         }
@@ -113,7 +114,7 @@ impl Analyzer {
 
     /// Finds `` `…` `` and `$(…)` in `range`, text that tree-sitter did not parse, and analyses
     /// their code; blocks when one is unterminated or nests escaped backticks.
-    fn unparsed_substitutions(&mut self, cx: Cx<'_, '_>, range: Range<usize>) {
+    pub(super) fn unparsed_substitutions(&mut self, cx: Cx<'_, '_>, range: Range<usize>) {
         let text = &cx.src.text[range.clone()];
         if !text.contains(['`', '$']) || !self.budget.charge(text.len(), cx.src.orig(range.clone()))
         {

@@ -32,6 +32,7 @@ impl Analyzer {
             span: cx.src.orig(node.byte_range()),
             stdin,
             redirects: outer.to_vec(),
+            prefix: Vec::new(),
         };
         for (field, child) in fields(node) {
             match field {
@@ -53,6 +54,7 @@ impl Analyzer {
                     }
                     _ => {}
                 },
+                None if child.kind() == "variable_assignment" => call.prefix.push(child),
                 _ => {}
             }
         }
@@ -76,6 +78,20 @@ impl Analyzer {
                 .unwrap_or(call.span.end);
             call.span.end = call.span.end.max(end);
         }
+        // Bash splits expansions into words (`"$@"`, `"${a[@]}"`, unquoted `$X` holding
+        // blanks) before the command sees them.
+        if words.iter().any(|w| !w.fields.is_empty()) {
+            let split: usize = words.iter().map(|w| w.fields.len().max(1)).sum();
+            if split > limits::MAX_SPLIT_WORDS {
+                let why = format!(
+                    "word splitting into more than {} words",
+                    limits::MAX_SPLIT_WORDS
+                );
+                self.report(RuleId::AnalysisLimit, call.span.clone(), why);
+                return;
+            }
+            words = words.into_iter().flat_map(Word::split).collect();
+        }
         if self.halted() || !self.expand_braces(cx, &mut words) {
             return;
         }
@@ -91,6 +107,7 @@ impl Analyzer {
             }
         }
         commands::check(self, cx, &words, &call);
+        self.script_written(cx, &words, &call);
     }
 
     /// Brace-expands the arguments in `words` as bash does before running the command
@@ -167,6 +184,7 @@ impl Analyzer {
                 return;
             }
             self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
+            self.truncated(span.clone(), &word.text, op);
             self.dynamic_write(span, &word, &format!("redirection `{op}`"));
         }
     }

@@ -288,11 +288,12 @@ fn regression_destructive_commands_with_dynamic_targets_are_not_allowed() {
         "K=~/.ssh/authorized_keys; echo k >> \"$K\"",
         "rm -rf${IFS}/",
         "chmod -R${IFS}777${IFS}/",
+        "f(){ rm -rf \"$1\"; }; f /",
     ] {
         assert_blocked(command);
     }
     for command in [
-        "f(){ rm -rf \"$1\"; }; f /",
+        "f(){ rm -rf \"$1\"; }; f \"$X\"",
         "rm -rf \"$TARGET\"",
         "rm -rf \"$TMPDIR/build\"",
         "chmod -R a+w \"$1\"",

@@ -4,8 +4,12 @@
 
 mod bypass;
 mod corpus;
+mod deletes;
+mod expansion_code;
+mod hidden_arguments;
 mod issue;
 mod limits;
+mod masquerade;
 mod props;
 mod rules;
 
