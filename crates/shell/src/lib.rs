@@ -91,6 +91,7 @@
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
 //! | `dynamic-target` | escalate | recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with a part only known at run time (`"$1"`, `"$TMPDIR/x"`); a redirection or `tee` to a file whose name is unknown (`> "$OUT"`) |
+//! | `autorun-write` | block | writing a file another program runs on its own: `~/.vimrc`, `~/.config/nvim/`, `~/.tmux.conf`, `~/.inputrc`, `~/.gdbinit`, Python `.pth`/`sitecustomize.py`, shims of common commands in `~/.local/bin`, `/usr/local/bin`, system hook directories (`/etc/apt/apt.conf.d`, `/etc/update-motd.d`, udev rules, …) |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
@@ -115,6 +116,7 @@
 //! ```
 
 mod arguments;
+mod autorun;
 mod braces;
 mod commands;
 mod error;

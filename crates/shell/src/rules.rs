@@ -55,6 +55,7 @@ pub(crate) enum RuleId {
     StdinCode,
     EscapeSupervision,
     DynamicTarget,
+    AutorunWrite,
 }
 
 impl RuleId {
@@ -65,7 +66,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 28] = [
+static RULES: [Rule; 29] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -617,6 +618,28 @@ static RULES: [Rule; 28] = [
             "dd if=\"$IMG\" of=out.bin",
         ],
     },
+    Rule {
+        id: "autorun-write",
+        severity: Block,
+        description: "writing a file that a program loads and runs on its own later: editor, terminal, debugger and readline start-up files (`~/.vimrc`, `~/.config/nvim/`, `~/.tmux.conf`, `~/.inputrc`, `~/.gdbinit`, `~/.emacs`), Python `.pth`, `sitecustomize.py`, `usercustomize.py`, shims of common commands in `~/.local/bin`, `~/bin`, `/usr/local/bin` or system `bin` directories, and system hook directories (`/etc/apt/apt.conf.d`, `/etc/update-motd.d`, udev rules, `/etc/modprobe.d`, `/etc/ld.so.conf.d`, `/etc/NetworkManager/dispatcher.d`, `/run/systemd`, …)",
+        matches: &[
+            "echo 'set x' >> ~/.vimrc",
+            "echo x >> ~/.config/nvim/init.lua",
+            "echo x >> ~/.tmux.conf",
+            "echo 'import os' > ~/.local/lib/python3.11/site-packages/x.pth",
+            "cp x /usr/lib/python3/dist-packages/sitecustomize.py",
+            "cp evil ~/.local/bin/sudo",
+            "echo x > /etc/apt/apt.conf.d/99x",
+            "echo x > /etc/udev/rules.d/99-x.rules",
+            "cp x ~/.gdbinit",
+        ],
+        non_matches: &[
+            "cat ~/.vimrc",
+            "cp build/tool ~/.local/bin/mytool",
+            "echo x > site-packages.txt",
+            "cp ~/.tmux.conf backup/",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -654,6 +677,7 @@ mod tests {
             RuleId::StdinCode,
             RuleId::EscapeSupervision,
             RuleId::DynamicTarget,
+            RuleId::AutorunWrite,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {
