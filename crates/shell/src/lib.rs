@@ -92,6 +92,8 @@
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
 //! | `dynamic-target` | escalate | recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with a part only known at run time (`"$1"`, `"$TMPDIR/x"`); a redirection or `tee` to a file whose name is unknown (`> "$OUT"`) |
 //! | `autorun-write` | block | writing a file another program runs on its own: `~/.vimrc`, `~/.config/nvim/`, `~/.tmux.conf`, `~/.inputrc`, `~/.gdbinit`, Python `.pth`/`sitecustomize.py`, shims of common commands in `~/.local/bin`, `/usr/local/bin`, system hook directories (`/etc/apt/apt.conf.d`, `/etc/update-motd.d`, udev rules, …) |
+//! | `option-exec` | escalate | a tool told to run a command or load code through an option, argument or environment variable: `tar --to-command`, `zip -TT`, `git --upload-pack\|ext::\|rebase --exec`, `GIT_SSH_COMMAND`, `ssh -o ProxyCommand`, `rsync -e`, `strace -o '\|…'`, `LESSOPEN`, `vim -c '!…'`, `gdb -ex shell`, `sqlite3 .shell`, `make --eval\|SHELL=`, `LD_PRELOAD`, `NODE_OPTIONS=--require`, … (a literal command in it is also checked as code) |
+//! | `account-change` | block | `useradd`, `usermod`, `userdel`, `adduser`, `gpasswd`, `passwd` (not `-S`), `chpasswd`, `newusers`, `chsh`, `vipw`, `visudo`, `dscl . -create`, … |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.

@@ -56,6 +56,8 @@ pub(crate) enum RuleId {
     EscapeSupervision,
     DynamicTarget,
     AutorunWrite,
+    OptionExec,
+    AccountChange,
 }
 
 impl RuleId {
@@ -66,7 +68,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 29] = [
+static RULES: [Rule; 31] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -640,6 +642,64 @@ static RULES: [Rule; 29] = [
             "cp ~/.tmux.conf backup/",
         ],
     },
+    Rule {
+        id: "option-exec",
+        severity: Escalate,
+        description: "a tool told to run a command, a script or a preloaded module through an option, an argument or an environment variable: `tar --to-command|--checkpoint-action=exec=|-I`, `zip -TT`, `git --upload-pack|ext::|rebase --exec`, `GIT_SSH_COMMAND`, `ssh -o ProxyCommand|LocalCommand`, `rsync -e`, `strace -o '|…'`, `LESSOPEN`, `vim -c '!…'`, `emacs --eval`, `gdb -ex shell`, `sqlite3 .shell`, `ed` `!`, `make --eval|SHELL=`, `LD_PRELOAD`, `NODE_OPTIONS=--require`, `PERL5OPT`, …; a literal command is also analysed as shell code",
+        matches: &[
+            "tar -cf a.tar x --to-command='sh -c id'",
+            "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec=id",
+            "zip a.zip x -T -TT 'id #'",
+            "git clone --upload-pack='touch /tmp/x' x y",
+            "git rebase --exec 'make test' main",
+            "GIT_SSH_COMMAND='id' git fetch",
+            "ssh -o ProxyCommand='id' x",
+            "rsync -e 'sh -c id' a x:b",
+            "strace -o '|id' ls",
+            "vim -c '!id' f",
+            "sqlite3 db '.shell id'",
+            "make --eval='x:;id' x",
+            "LD_PRELOAD=/tmp/x.so ls",
+            "NODE_OPTIONS='--require /tmp/x.js' npm test",
+            "timeout 5 tar -cf a.tar x --to-command=id",
+        ],
+        non_matches: &[
+            "tar -czf out.tgz src/",
+            "tar -I zstd -cf a.tar.zst x",
+            "rsync -e 'ssh -p 2222' a x:b",
+            "GIT_SSH_COMMAND='ssh -i key' git fetch",
+            "ssh -o StrictHostKeyChecking=no host ls",
+            "git rebase -i HEAD~3",
+            "vim -c 'set ft=json' x",
+            "sqlite3 db 'select 1'",
+            "make CC=clang",
+            "PAGER=cat git log",
+            "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
+        ],
+    },
+    Rule {
+        id: "account-change",
+        severity: Block,
+        description: "creating or changing user accounts, groups or passwords: `useradd`, `usermod`, `userdel`, `adduser`, `groupadd`, `gpasswd`, `passwd` (not `-S`), `chpasswd`, `newusers`, `chsh`, `vipw`, `vigr`, `visudo`, `dscl . -create`, `sysadminctl -addUser`, `dseditgroup -o edit` (also `privilege-escalation` for uid 0 and administrative groups)",
+        matches: &[
+            "useradd -o -u 0 x",
+            "usermod -aG sudo x",
+            "passwd -d root",
+            "echo 'root:x' | chpasswd",
+            "newusers users.txt",
+            "gpasswd -a x docker",
+            "visudo",
+            "vipw",
+            "adduser x sudo",
+        ],
+        non_matches: &[
+            "id -u",
+            "groups",
+            "passwd -S x",
+            "useradd --help",
+            "getent passwd x",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -678,6 +738,8 @@ mod tests {
             RuleId::EscapeSupervision,
             RuleId::DynamicTarget,
             RuleId::AutorunWrite,
+            RuleId::OptionExec,
+            RuleId::AccountChange,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

@@ -6,10 +6,12 @@ mod destructive;
 mod git;
 mod interpreters;
 mod producers;
+mod tools;
 mod upstream;
 mod wrappers;
 mod writes;
 
+pub(crate) use tools::assignment as tool_variable;
 pub(crate) use upstream::Upstream;
 
 use crate::limits::MAX_WRAPPERS;
@@ -35,7 +37,13 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     };
     let base = name.rsplit('/').next().unwrap_or(name);
-    if base.is_empty() || wrappers::check(a, cx, base, words, call) {
+    if !base.is_empty() {
+        tools::check(a, cx, base, words, call);
+    }
+    if base.is_empty()
+        || wrappers::check(a, cx, base, words, call)
+        || tools::launcher(a, cx, base, words, call)
+    {
         return;
     }
     let args = &words[1..];
