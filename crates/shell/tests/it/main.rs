@@ -8,6 +8,7 @@ mod issue;
 mod limits;
 mod props;
 mod rules;
+mod tools;
 
 use tollgate_shell::{Analysis, Profile, Verdict, analyze};
 
