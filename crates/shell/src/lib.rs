@@ -36,6 +36,11 @@
 //! `xvfb-run`, `systemd-run`, `screen`, `parallel … ::: …`, `sg` and `tmux new` (shell strings),
 //! `sudo`/`doas`/`pkexec`/`run0`, `xargs` (the command gets run-time input as
 //! arguments) and `find -exec/-execdir/-ok/-okdir` (`{}` stands for find's start paths).
+//! Launchers (`setarch`, `prlimit`, `firejail`, `capsh --`, `uv run`, …) are unwrapped the same
+//! way, and commands given in tools' options, environment variables, console input and inline
+//! interpreter strings (`tar --to-command=…`, `GIT_SSH_COMMAND=…`, `vim -c '!…'`,
+//! `os.system("…")`) are parsed and checked as code (`docs/shell-analyzer.md`, "Tools that run
+//! commands").
 //!
 //! Arguments are data: `echo rm -rf /` and `grep -rn sudo docs/` are allowed. Paths are
 //! compared after removing quotes and escapes, with `$HOME`, `${HOME}`, `~`, `~user`,
