@@ -109,9 +109,7 @@ fn make_variable(a: &mut Analyzer, cx: Cx<'_, '_>, word: &Word<'_>, call: &Call<
     match name {
         "SHELL" => {
             let shells = ["sh", "bash", "dash", "zsh", "ksh"];
-            let known = value.starts_with('/')
-                && shells.contains(&super::base_of(value))
-                && !value.contains(' ');
+            let known = shells.contains(&super::base_of(value)) && !value.contains(' ');
             if !known {
                 let v = Val {
                     word,
