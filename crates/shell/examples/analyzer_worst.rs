@@ -199,6 +199,49 @@ fn classes() -> Vec<Class> {
             "random_printable",
             Box::new(|| random(&(b' '..=b'~').collect::<Vec<u8>>(), 11)),
         ),
+        // Commands in tools' options, console input and inline code, each parsed as code.
+        (
+            "tool_option_commands",
+            Box::new(|| fill("tar -cf a x", " --to-command=ls", "")),
+        ),
+        ("ex_command_bars", Box::new(|| fill("vim -c '", "a|", "'"))),
+        (
+            "ex_address_regexes",
+            Box::new(|| fill("vim -c '", "/|", "'")),
+        ),
+        (
+            "console_heredoc_lines",
+            Box::new(|| fill("sqlite3 db <<'EOF'\n", ".shell ls\n", "EOF")),
+        ),
+        (
+            "makefile_recipes",
+            Box::new(|| fill("make -f - <<'EOF'\nall:\n", "\t@ls $(CC) $$x\n", "EOF")),
+        ),
+        (
+            "make_variable_opens",
+            Box::new(|| fill("make --eval 'x:;", "$(", "'")),
+        ),
+        (
+            "inline_code_strings",
+            Box::new(|| fill("python3 -c '", "os.system(\"ls\");", "'")),
+        ),
+        ("awk_redirections", Box::new(|| fill("awk '", ">", "'"))),
+        (
+            "launcher_chain",
+            Box::new(|| fill("", "setarch x86_64 numactl -N 0 prlimit ", "ls")),
+        ),
+        (
+            "env_command_variables",
+            Box::new(|| fill("", "GIT_SSH_COMMAND='ssh -p 1' ", "git fetch")),
+        ),
+        (
+            "network_pipeline",
+            Box::new(|| fill("", "nc x 1 | sh | ", "sh")),
+        ),
+        (
+            "printf_into_ed",
+            Box::new(|| fill("printf '%s\\n'", " '!ls'", " | ed f")),
+        ),
     ]
 }
 

@@ -36,6 +36,11 @@
 //! `xvfb-run`, `systemd-run`, `screen`, `parallel … ::: …`, `sg` and `tmux new` (shell strings),
 //! `sudo`/`doas`/`pkexec`/`run0`, `xargs` (the command gets run-time input as
 //! arguments) and `find -exec/-execdir/-ok/-okdir` (`{}` stands for find's start paths).
+//! Launchers (`setarch`, `prlimit`, `firejail`, `capsh --`, `uv run`, …) are unwrapped the same
+//! way, and commands given in tools' options, environment variables, console input and inline
+//! interpreter strings (`tar --to-command=…`, `GIT_SSH_COMMAND=…`, `vim -c '!…'`,
+//! `os.system("…")`) are parsed and checked as code (`docs/shell-analyzer.md`, "Tools that run
+//! commands").
 //!
 //! Arguments are data: `echo rm -rf /` and `grep -rn sudo docs/` are allowed. Paths are
 //! compared after removing quotes and escapes, with `$HOME`, `${HOME}`, `~`, `~user`,
@@ -95,6 +100,9 @@
 //! | `search-path-change` | escalate | `PATH`/`LD_LIBRARY_PATH` entries ahead of the inherited ones that are relative, empty, temporary or run-time (`PATH=.:$PATH`), `CDPATH`, `shopt -s cdable_vars`, `NODE_OPTIONS`/`PERL5OPT`/`RUBYOPT` preloading modules |
 //! | `hidden-code` | block | code the shell runs unseen that cannot be checked: `${x@P}` of a run-time value, non-literal `mapfile -C`/`compgen -C` callbacks, prompt strings and `PROMPT_COMMAND`, `BASH_ENV`, `ENV`, `SHELLOPTS`/`BASHOPTS`, `bash --rcfile\|--init-file`, `shopt -s extdebug`, `set -k` |
 //! | `arithmetic-eval` | escalate | arithmetic (`$((…))`, `((…))`, `let`, `[[ … -eq … ]]`, array subscripts, `declare -i` assignments, subscripts in `unset`/`read`/`printf -v`/`-v` names) on a value only known at run time, which bash evaluates as an expression (`a[$(cmd)]` in it runs `cmd`) |
+//! | `autorun-write` | block | writing a file another program runs on its own: `~/.vimrc`, `~/.config/nvim/`, `~/.tmux.conf`, `~/.inputrc`, `~/.gdbinit`, Python `.pth`/`sitecustomize.py`, shims of common commands in `~/.local/bin`, `/usr/local/bin`, system hook directories (`/etc/apt/apt.conf.d`, `/etc/update-motd.d`, udev rules, …) |
+//! | `option-exec` | escalate | a tool told to run a command or load code through an option, argument or environment variable: `tar --to-command`, `zip -TT`, `git --upload-pack\|ext::\|rebase --exec`, `GIT_SSH_COMMAND`, `ssh -o ProxyCommand`, `rsync -e`, `strace -o '\|…'`, `LESSOPEN`, `vim -c '!…'`, `gdb -ex shell`, `sqlite3 .shell`, `make --eval\|SHELL=`, `NODE_OPTIONS=--require`, … (a literal command in it is also checked as code) |
+//! | `account-change` | block | `useradd`, `usermod`, `userdel`, `adduser`, `gpasswd`, `passwd` (not `-S`), `chpasswd`, `newusers`, `chsh`, `vipw`, `visudo`, `dscl . -create`, … |
 //!
 //! Spans are byte ranges of the original command string: for a finding inside
 //! `bash -c 'r\m x'` the span covers `r\m` in the original, escapes included.
@@ -119,6 +127,7 @@
 //! ```
 
 mod arguments;
+mod autorun;
 mod braces;
 mod commands;
 mod error;

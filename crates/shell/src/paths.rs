@@ -167,6 +167,9 @@ pub(crate) enum Sensitive {
     Kernel,
     /// A user service, autostart entry, launch agent or global git configuration.
     Persistence,
+    /// A start-up file of another program, a command shim or a system hook directory (see
+    /// [`crate::autorun`]).
+    Autorun,
 }
 
 /// Lexically normalised path: no empty or `.` components, `..` resolved, no trailing `/`.
@@ -506,7 +509,7 @@ fn sensitive_one(n: &str) -> Option<Sensitive> {
     if PERSISTENCE_DIRS.iter().any(|d| inside(d)) || PERSISTENCE_FILES.iter().any(|f| under(f)) {
         return Some(Sensitive::Persistence);
     }
-    None
+    crate::autorun::classify(n)
 }
 
 /// The file a copy of `source` into directory `dest` creates, when `dest` is a home or `.ssh`
@@ -514,6 +517,7 @@ fn sensitive_one(n: &str) -> Option<Sensitive> {
 pub(crate) fn copied_into(dest: &str, source: &str) -> Option<String> {
     let d = normalize(dest);
     let into = is_home_dir(&d) || d.ends_with("/.ssh") || d == "/etc" || d == "/etc/ssh";
+    let into = into || crate::autorun::is_shim_dir(&d);
     let name = normalize(source);
     let name = name.rsplit('/').next().unwrap_or(&name);
     (into && !name.is_empty()).then(|| format!("{d}/{name}"))

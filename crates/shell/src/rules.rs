@@ -59,6 +59,9 @@ pub(crate) enum RuleId {
     SearchPathChange,
     HiddenCode,
     ArithmeticEval,
+    AutorunWrite,
+    OptionExec,
+    AccountChange,
 }
 
 impl RuleId {
@@ -69,7 +72,7 @@ impl RuleId {
 
 use Severity::{Block, BlockForHooks, Escalate};
 
-static RULES: [Rule; 32] = [
+static RULES: [Rule; 35] = [
     Rule {
         id: "parse-error",
         severity: Block,
@@ -730,6 +733,85 @@ static RULES: [Rule; 32] = [
             "echo $(( $(date +%s) - 5 ))",
         ],
     },
+    Rule {
+        id: "autorun-write",
+        severity: Block,
+        description: "writing a file that a program loads and runs on its own later: editor, terminal, debugger and readline start-up files (`~/.vimrc`, `~/.config/nvim/`, `~/.tmux.conf`, `~/.inputrc`, `~/.gdbinit`, `~/.emacs`), Python `.pth`, `sitecustomize.py`, `usercustomize.py`, shims of common commands in `~/.local/bin`, `~/bin`, `/usr/local/bin` or system `bin` directories, and system hook directories (`/etc/apt/apt.conf.d`, `/etc/update-motd.d`, udev rules, `/etc/modprobe.d`, `/etc/ld.so.conf.d`, `/etc/NetworkManager/dispatcher.d`, `/run/systemd`, …)",
+        matches: &[
+            "echo 'set x' >> ~/.vimrc",
+            "echo x >> ~/.config/nvim/init.lua",
+            "echo x >> ~/.tmux.conf",
+            "echo 'import os' > ~/.local/lib/python3.11/site-packages/x.pth",
+            "cp x /usr/lib/python3/dist-packages/sitecustomize.py",
+            "cp evil ~/.local/bin/sudo",
+            "echo x > /etc/apt/apt.conf.d/99x",
+            "echo x > /etc/udev/rules.d/99-x.rules",
+            "cp x ~/.gdbinit",
+        ],
+        non_matches: &[
+            "cat ~/.vimrc",
+            "cp build/tool ~/.local/bin/mytool",
+            "echo x > site-packages.txt",
+            "cp ~/.tmux.conf backup/",
+        ],
+    },
+    Rule {
+        id: "option-exec",
+        severity: Escalate,
+        description: "a tool told to run a command, a script or a preloaded module through an option, an argument or an environment variable: `tar --to-command|--checkpoint-action=exec=|-I`, `zip -TT`, `git --upload-pack|ext::|rebase --exec`, `GIT_SSH_COMMAND`, `ssh -o ProxyCommand|LocalCommand`, `rsync -e`, `strace -o '|…'`, `LESSOPEN`, `vim -c '!…'`, `emacs --eval`, `gdb -ex shell`, `sqlite3 .shell`, `ed` `!`, `make --eval|SHELL=`, `NODE_OPTIONS=--require`, `PERL5OPT`, …; a literal command is also analysed as shell code",
+        matches: &[
+            "tar -cf a.tar x --to-command='sh -c id'",
+            "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec=id",
+            "zip a.zip x -T -TT 'id #'",
+            "git clone --upload-pack='touch /tmp/x' x y",
+            "git rebase --exec 'make test' main",
+            "GIT_SSH_COMMAND='id' git fetch",
+            "ssh -o ProxyCommand='id' x",
+            "rsync -e 'sh -c id' a x:b",
+            "strace -o '|id' ls",
+            "vim -c '!id' f",
+            "sqlite3 db '.shell id'",
+            "make --eval='x:;id' x",
+            "NODE_OPTIONS='--require /tmp/x.js' npm test",
+            "timeout 5 tar -cf a.tar x --to-command=id",
+        ],
+        non_matches: &[
+            "tar -czf out.tgz src/",
+            "tar -I zstd -cf a.tar.zst x",
+            "rsync -e 'ssh -p 2222' a x:b",
+            "GIT_SSH_COMMAND='ssh -i key' git fetch",
+            "ssh -o StrictHostKeyChecking=no host ls",
+            "git rebase -i HEAD~3",
+            "vim -c 'set ft=json' x",
+            "sqlite3 db 'select 1'",
+            "make CC=clang",
+            "PAGER=cat git log",
+            "NODE_OPTIONS=--max-old-space-size=4096 npm run build",
+        ],
+    },
+    Rule {
+        id: "account-change",
+        severity: Block,
+        description: "creating or changing user accounts, groups or passwords: `useradd`, `usermod`, `userdel`, `adduser`, `groupadd`, `gpasswd`, `passwd` (not `-S`), `chpasswd`, `newusers`, `chsh`, `vipw`, `vigr`, `visudo`, `dscl . -create`, `sysadminctl -addUser`, `dseditgroup -o edit` (also `privilege-escalation` for uid 0 and administrative groups)",
+        matches: &[
+            "useradd -o -u 0 x",
+            "usermod -aG sudo x",
+            "passwd -d root",
+            "echo 'root:x' | chpasswd",
+            "newusers users.txt",
+            "gpasswd -a x docker",
+            "visudo",
+            "vipw",
+            "adduser x sudo",
+        ],
+        non_matches: &[
+            "id -u",
+            "groups",
+            "passwd -S x",
+            "useradd --help",
+            "getent passwd x",
+        ],
+    },
 ];
 
 #[cfg(test)]
@@ -771,6 +853,9 @@ mod tests {
             RuleId::SearchPathChange,
             RuleId::HiddenCode,
             RuleId::ArithmeticEval,
+            RuleId::AutorunWrite,
+            RuleId::OptionExec,
+            RuleId::AccountChange,
         ];
         assert_eq!(all.len(), RULES.len());
         for (i, id) in all.iter().enumerate() {

@@ -27,6 +27,9 @@ pub(crate) struct Source<'a> {
     pub vars: RefCell<HashMap<String, Option<String>>>,
     /// The budgets of the analysis, shared by every text in it.
     pub budget: Rc<Budget>,
+    /// Files a download earlier in this text wrote (`curl -o F`, `wget URL`), normalised:
+    /// running one of them runs downloaded code.
+    pub downloads: RefCell<Vec<String>>,
 }
 
 /// The value of a positional parameter (`$1`…) of a shell string.
@@ -49,6 +52,7 @@ impl<'a> Source<'a> {
             args: Rc::from([]),
             vars: RefCell::default(),
             budget: Rc::default(),
+            downloads: RefCell::default(),
         }
     }
 
@@ -61,6 +65,7 @@ impl<'a> Source<'a> {
             args,
             vars: RefCell::default(),
             budget: Rc::clone(&self.budget),
+            downloads: RefCell::default(),
         }
     }
 

@@ -269,10 +269,20 @@ fn overwrites(a: &mut Analyzer, target: &Word<'_>, who: &str, call: &Call<'_>) {
         return;
     };
     let n = paths::normalize(&a.resolve(&target.text));
-    let reported = n.contains(['*', '?', '[']) || !matches!(paths::sensitive(&n), Ok(None));
+    let reported = n.contains(['*', '?', '[']) || written_elsewhere(&n);
     if !reported && !paths::is_protected_tree(&n) && !is_directory_name(&n) {
         report(a, call, who, "overwrites", &why);
     }
+}
+
+/// A write to `n` (normalised) already has its own finding from the write rules, which
+/// makes destroying it no news. Command shims (`/bin/bash`) are the exception: replacing one
+/// is both an `autorun-write` and the destruction of a program.
+fn written_elsewhere(n: &str) -> bool {
+    !matches!(
+        paths::sensitive(n),
+        Ok(None | Some(paths::Sensitive::Autorun))
+    )
 }
 
 /// Paths that are directories in any system (`/etc/ssh`, `/usr/lib/modules`): a copy into
@@ -507,7 +517,7 @@ impl Analyzer {
         };
         let n = paths::normalize(&self.resolve(path));
         let glob = n.contains(['*', '?', '[']);
-        if glob || !matches!(paths::sensitive(&n), Ok(None)) || n.starts_with("/proc/") {
+        if glob || written_elsewhere(&n) || n.starts_with("/proc/") {
             return;
         }
         self.report(

@@ -27,7 +27,7 @@ pub(super) fn check(
 
 /// Interpreter families, for their inline-code options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+pub(super) enum Family {
     Python,
     Node,
     Bun,
@@ -41,7 +41,7 @@ enum Family {
     Pwsh,
 }
 
-fn interpreter(base: &str) -> Option<Family> {
+pub(super) fn interpreter(base: &str) -> Option<Family> {
     let versioned = |prefix: &str| {
         base.strip_prefix(prefix)
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
@@ -64,15 +64,15 @@ fn interpreter(base: &str) -> Option<Family> {
 
 /// How an interpreter's arguments were read.
 #[derive(Debug, Default)]
-struct Interp {
+pub(super) struct Interp {
     /// Inline code was given (`-c`, `-e`, …): the option as written.
-    inline: Option<String>,
+    pub(super) inline: Option<String>,
     /// Reads its program from standard input (no script, or `-`).
-    stdin: bool,
+    pub(super) stdin: bool,
     /// Edits files in place (`perl -i`).
-    in_place: bool,
+    pub(super) in_place: bool,
     /// Index of the first operand.
-    operands: usize,
+    pub(super) operands: usize,
 }
 
 fn interpret(
@@ -100,7 +100,7 @@ fn interpret(
     }
 }
 
-fn read_interpreter(family: Family, w: &[Word<'_>]) -> Interp {
+pub(super) fn read_interpreter(family: Family, w: &[Word<'_>]) -> Interp {
     let mut read = Interp::default();
     let mut i = 1;
     while let Some(t) = w.get(i).and_then(Word::lit) {

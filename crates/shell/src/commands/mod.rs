@@ -10,6 +10,7 @@ mod interpreters;
 mod names;
 mod producers;
 mod scripts;
+mod tools;
 mod upstream;
 mod values;
 pub(crate) mod variables;
@@ -17,6 +18,7 @@ mod wrappers;
 mod writes;
 
 pub(crate) use producers::command_words;
+pub(crate) use tools::assignment as tool_variable;
 pub(crate) use upstream::Upstream;
 
 use crate::limits::MAX_WRAPPERS;
@@ -49,9 +51,10 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
     if base.is_empty() || names::check(a, cx, base, words, call) {
         return;
     }
+    tools::check(a, cx, base, words, call);
     values::check(a, cx, base, words, call);
     hidden::check(a, cx, base, words, call);
-    if wrappers::check(a, cx, base, words, call) {
+    if wrappers::check(a, cx, base, words, call) || tools::launcher(a, cx, base, words, call) {
         return;
     }
     let args = &words[1..];

@@ -141,7 +141,7 @@ fn here_code(
 }
 
 /// The static text of a here-string (with its trailing newline) or heredoc body.
-fn here_text(cx: Cx<'_, '_>, node: Node<'_>) -> Option<Mapped> {
+pub(super) fn here_text(cx: Cx<'_, '_>, node: Node<'_>) -> Option<Mapped> {
     let mut cursor = node.walk();
     let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
     if node.kind() == "herestring_redirect" {
@@ -266,7 +266,11 @@ fn is_decoder(base: &str, args: &[Word<'_>]) -> bool {
 
 /// The output of `from` when it is a static `echo`, `printf` or `cat` of a literal heredoc or
 /// here-string.
-fn static_output(cx: Cx<'_, '_>, from: Node<'_>, here: Option<Node<'_>>) -> Option<Mapped> {
+pub(super) fn static_output(
+    cx: Cx<'_, '_>,
+    from: Node<'_>,
+    here: Option<Node<'_>>,
+) -> Option<Mapped> {
     let (command, here) = match from.kind() {
         "command" => (from, here),
         "redirected_statement" => {

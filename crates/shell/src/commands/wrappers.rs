@@ -226,7 +226,9 @@ pub(super) fn unwrap<'w, 't>(mut words: &'w [Word<'t>]) -> Option<(&'w str, &'w 
         let base = name.rsplit('/').next().unwrap_or(name);
         let index = match base {
             "env" => Some(env_command(words).0),
-            _ => inner_index(base, words).flatten(),
+            _ => inner_index(base, words)
+                .flatten()
+                .or_else(|| super::tools::launched(words)),
         };
         match index.and_then(|i| words.get(i..)).filter(|r| !r.is_empty()) {
             Some(rest) => words = rest,

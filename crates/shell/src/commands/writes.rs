@@ -202,7 +202,7 @@ fn url_file_name(url: &str) -> String {
 /// `how` places entries it does not name (an archive's, a directory's contents) in `dir`:
 /// into a home directory they can overwrite start-up files and `.ssh`; into `/` or `/etc`,
 /// system configuration; elsewhere, a protected directory (`~/.ssh`, `/etc/cron.d`) blocks.
-fn entries_into(a: &mut Analyzer, span: std::ops::Range<usize>, dir: &str, how: &str) {
+pub(super) fn entries_into(a: &mut Analyzer, span: std::ops::Range<usize>, dir: &str, how: &str) {
     let d = paths::normalize(&a.resolve(dir));
     if d.contains(crate::word::UNKNOWN) {
         return;

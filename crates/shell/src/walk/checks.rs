@@ -41,6 +41,7 @@ impl Analyzer {
                 "changing the history file or size hides what the shell ran",
             );
         }
+        crate::commands::tool_variable(self, cx, node);
     }
 
     pub(super) fn unset(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {

@@ -252,6 +252,10 @@ impl Analyzer {
                 RuleId::SystemAuthWrite,
                 "system authentication or start-up configuration",
             ),
+            paths::Sensitive::Autorun => (
+                RuleId::AutorunWrite,
+                "a file another program loads and runs on its own",
+            ),
         };
         self.report(rule, span, format!("{how} writes to {what} (`{shown}`)"));
     }

@@ -30,6 +30,7 @@ fn every_corpus_line_gets_its_expected_verdict_for_every_profile() {
             "block" => (Block, Block, Block),
             "inline" => (Block, Block, Allow),
             "detach" => (Block, Block, Escalate),
+            "ask" => (Block, Block, Escalate),
             "hooks" => (Block, Block, Allow),
             other => panic!("corpus line {line}: unknown expectation `{other}`"),
         };

@@ -12,6 +12,7 @@ mod limits;
 mod masquerade;
 mod props;
 mod rules;
+mod tools;
 
 use tollgate_shell::{Analysis, Profile, Verdict, analyze};
 
