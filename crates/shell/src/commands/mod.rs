@@ -28,7 +28,7 @@ use crate::word::Word;
 
 /// Work units one word costs besides its bytes: the rules normalise and compare every
 /// argument (paths against protected trees, options against tables) a few times.
-const WORD_COST: usize = 4;
+const WORD_COST: usize = 8;
 
 /// Checks the command `words` (name first). Costs [`WORD_COST`] units of work per word and
 /// one per byte of word text (the rules look at every word a bounded number of times).
