@@ -36,6 +36,9 @@ pub(crate) struct Tracked {
     /// Calls already checked: function or script, then its arguments (a repeated call is
     /// not checked again).
     pub calls: HashSet<String>,
+    /// Namerefs declared so far (`declare -n r=PATH`): name → the variable an assignment to
+    /// it sets, `None` when that is only known at run time.
+    pub namerefs: HashMap<String, Option<String>>,
 }
 
 impl Tracked {

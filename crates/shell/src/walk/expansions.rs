@@ -77,10 +77,11 @@ impl Analyzer {
 
     /// `[[ A -eq B ]]`: both operands are arithmetic.
     pub(super) fn test_arithmetic(&mut self, cx: Cx<'_, '_>, node: Node<'_>) {
-        if !cx.src.text[node.byte_range()].starts_with("[[") {
-            return;
-        }
+        // `[ -v NAME ]` evaluates a subscript of NAME as `[[ -v NAME ]]` does; only `[[`
+        // evaluates the operands of `-eq`… as arithmetic.
+        let double = cx.src.text[node.byte_range()].starts_with("[[");
         let tests = crate::syntax::descendants(node)
+            .filter(|_| double)
             .take_while(|n| self.budget.charge(1, cx.src.orig(n.byte_range())))
             .filter(|n| n.kind() == "binary_expression")
             .filter(|n| {

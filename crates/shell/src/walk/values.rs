@@ -9,6 +9,9 @@ use crate::commands::variables;
 use crate::syntax::{fields, named_children};
 use crate::word::{FIELD, Word};
 
+/// Namerefs remembered per analysis (more are declared as usual, only not followed).
+const MAX_NAMEREFS: usize = 64;
+
 /// Commands whose output is a number (a count, a time, an id): a variable assigned their
 /// output holds a number.
 const COUNTERS: &[&str] = &[
@@ -40,7 +43,12 @@ impl Analyzer {
         let span = cx.src.orig(node.byte_range());
         let raw = value.map_or("", |v| &cx.src.text[v.byte_range()]);
         let empty = Word::literal("", span.clone());
-        variables::variable(self, cx, name, word.unwrap_or(&empty), raw, span);
+        if flags.contains('n') && standalone {
+            self.nameref_declared(name, word);
+        } else {
+            let target = self.nameref_target(name);
+            variables::variable(self, cx, &target, word.unwrap_or(&empty), raw, span);
+        }
         if !standalone {
             return false;
         }
@@ -78,6 +86,28 @@ impl Analyzer {
             self.integer_value(cx, v);
         }
         handled
+    }
+
+    /// `declare -n NAME=TARGET`: assignments to NAME set TARGET from now on (a TARGET only
+    /// known at run time is not followed: `local -n list=$1` is how functions take arrays).
+    fn nameref_declared(&mut self, name: &str, target: Option<&Word<'_>>) {
+        let target = target.filter(|w| !w.unknown).map(|w| w.text.clone());
+        if self.tracked.namerefs.len() < MAX_NAMEREFS || self.tracked.namerefs.contains_key(name) {
+            self.tracked.namerefs.insert(name.to_owned(), target);
+        }
+    }
+
+    /// The variable an assignment to `name` sets: `name`, or what the nameref `name` points
+    /// to (followed a few times).
+    fn nameref_target(&self, name: &str) -> String {
+        let mut current = name;
+        for _ in 0..8 {
+            match self.tracked.namerefs.get(current) {
+                Some(Some(next)) if next != current => current = next,
+                _ => break,
+            }
+        }
+        current.to_owned()
     }
 
     /// `a[N]=x`: the element changes (a subscript or value not known statically forgets the
