@@ -132,10 +132,15 @@ fn refused_at(a: &Analyzer, path: &str, n: &str) -> Option<String> {
     if a.cwd_protected && whole_directory(path) {
         return Some(format!("`{path}` after `cd` to a protected directory"));
     }
-    if a.cwd.is_none() && path.starts_with("..") && is_ancestor(path) {
+    if a.cwd.is_none() && is_ancestor(path) {
         return Some(format!(
             "`{path}`, an ancestor of the current directory (possibly `/` or a home)"
         ));
+    }
+    if a.cwd.is_none()
+        && let Some(why) = climbed(path).and_then(|(climbs, rest)| climbed_place(climbs, &rest))
+    {
+        return Some(format!("`{path}`: {why}"));
     }
     if paths::is_protected_tree(n) {
         return Some(format!("`{n}`, a protected directory"));
@@ -214,6 +219,39 @@ pub(super) fn is_ancestor(path: &str) -> bool {
             [glob] => glob.chars().all(|c| matches!(c, '*' | '?' | '.')),
             _ => false,
         }
+}
+
+/// A relative path that climbs first (`../../etc`, `./../.ssh`): how many levels, and the
+/// rest of the path.
+fn climbed(path: &str) -> Option<(usize, String)> {
+    if path.starts_with(['/', '~']) {
+        return None;
+    }
+    let n = paths::normalize(path);
+    let rest = n.trim_start_matches("../");
+    let climbs = (n.len() - rest.len()) / 3 + usize::from(rest == "..");
+    (climbs > 0 && rest != "..").then(|| (climbs, rest.to_owned()))
+}
+
+/// Levels a climb needs to surely reach `/` from where hooks and agents run (a project a few
+/// directories deep); climbing further stops at `/`.
+const ROOT_CLIMBS: usize = 3;
+
+/// Why destroying `rest` after climbing `climbs` levels is refused: keys or start-up files
+/// of a home one level up or more (`../.ssh`), a protected place when the climb reaches `/`
+/// (`../../../../etc/*`).
+fn climbed_place(climbs: usize, rest: &str) -> Option<String> {
+    let home = format!("~/{rest}");
+    if HOME_TREES.iter().any(|t| under(rest, t)) || home_file(&home).is_some() {
+        return Some(format!("`{rest}` of a home directory a few levels up"));
+    }
+    if climbs < ROOT_CLIMBS {
+        return None;
+    }
+    let rooted = paths::normalize(&format!("/{rest}"));
+    let system = SYSTEM_TREES.iter().any(|t| under(&rooted, t));
+    (system || paths::is_protected_tree(&rooted))
+        .then(|| format!("`{rooted}` once the climb reaches `/`"))
 }
 
 fn report(a: &mut Analyzer, call: &Call<'_>, who: &str, how: &str, why: &str) {
