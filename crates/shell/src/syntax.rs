@@ -84,6 +84,15 @@ pub(crate) fn redirect_operator<'s>(text: &'s str, node: Node<'_>) -> Option<&'s
         .map(|c| &text[c.byte_range()])
 }
 
+/// Whether the argument `node` is really a redirection's file descriptor: digits glued to
+/// `<` or `>` (`sh 0</tmp/f`), which bash reads as a descriptor and tree-sitter-bash
+/// sometimes as an argument followed by a redirection.
+pub(crate) fn glued_descriptor(text: &str, node: Node<'_>) -> bool {
+    node.kind() == "number"
+        && text[node.byte_range()].bytes().all(|b| b.is_ascii_digit())
+        && matches!(text.as_bytes().get(node.end_byte()), Some(b'<' | b'>'))
+}
+
 /// Whether the redirect `node` reads a file (`<`).
 pub(crate) fn reads_file(text: &str, node: Node<'_>) -> bool {
     redirect_operator(text, node) == Some("<")

@@ -10,7 +10,7 @@ use super::upstream::upstream;
 use super::wrappers::unwrap as wrappers_unwrap;
 use crate::rules::RuleId;
 use crate::source::Mapped;
-use crate::syntax::{descendants, fields};
+use crate::syntax::{self, descendants, fields};
 use crate::walk::{Analyzer, Call, Cx, Stdin};
 use crate::word::{Word, mapped_heredoc, mapped_node};
 
@@ -195,7 +195,11 @@ pub(crate) fn command_words<'t>(cx: Cx<'_, '_>, command: Node<'t>) -> Vec<Word<'
                     words.push(Word::read(cx.src, word));
                 }
             }
-            Some("argument") if child.is_named() => words.push(Word::read(cx.src, child)),
+            Some("argument")
+                if child.is_named() && !syntax::glued_descriptor(&cx.src.text, child) =>
+            {
+                words.push(Word::read(cx.src, child))
+            }
             _ => {}
         }
     }

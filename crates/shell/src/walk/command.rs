@@ -41,7 +41,11 @@ impl Analyzer {
                         words.push(Word::read(cx.src, word));
                     }
                 }
-                Some("argument") if child.is_named() => words.push(Word::read(cx.src, child)),
+                Some("argument")
+                    if child.is_named() && !syntax::glued_descriptor(&cx.src.text, child) =>
+                {
+                    words.push(Word::read(cx.src, child))
+                }
                 Some("redirect") => match child.kind() {
                     "herestring_redirect" | "heredoc_redirect" => {
                         call.stdin = Stdin::Here(child);
