@@ -35,6 +35,23 @@ const TOOL_STARTUP_FILES: &[&str] = &[
     ".pam_environment",
     "sitecustomize.py",
     "usercustomize.py",
+    ".wgetrc",
+    ".curlrc",
+    ".Rprofile",
+    ".pdbrc",
+    ".psqlrc",
+    ".sqliterc",
+    ".ghci",
+    ".octaverc",
+    ".tclshrc",
+    ".wishrc",
+    ".mavenrc",
+    ".mailcap",
+    ".muttrc",
+    ".xsession",
+    ".xprofile",
+    ".xinitrc",
+    ".Xclients",
 ];
 
 /// Directories (under a home, as whole components) whose files programs load at start-up.
@@ -60,6 +77,13 @@ const TOOL_STARTUP_DIRS: &[&str] = &[
     ".config/hypr",
     ".config/openbox",
     ".config/lxsession",
+    ".ipython",
+    ".config/ipython",
+    ".jupyter",
+    ".gradle/init.d",
+    ".config/powershell",
+    ".julia/config",
+    ".config/fish",
 ];
 
 /// System directories and files whose contents run on their own (prefixes of normalised
@@ -260,8 +284,20 @@ fn runs_programs(n: &str, name: &str, dotted: bool) -> bool {
         || ends_with_components(n, ".git/config")
         || matches!(
             name,
-            ".envrc" | ".direnvrc" | ".npmrc" | ".yarnrc" | ".yarnrc.yml" | ".condarc"
+            ".envrc"
+                | ".direnvrc"
+                | ".npmrc"
+                | ".yarnrc"
+                | ".yarnrc.yml"
+                | ".condarc"
+                | ".hgrc"
+                | ".my.cnf"
+                | ".gemrc"
+                | ".bunfig.toml"
         )
+        || ends_with_components(n, ".cargo/config.toml")
+        || ends_with_components(n, ".cargo/config")
+        || ends_with_components(n, ".gradle/gradle.properties")
         || inside(n, ".config/direnv")
         || ends_with_components(n, ".docker/config.json")
         || ends_with_components(n, ".kube/config")

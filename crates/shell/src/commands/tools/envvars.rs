@@ -89,7 +89,30 @@ fn kind(name: &str) -> Option<Kind> {
         | "GIT_EXEC_PATH"
         | "GIT_TEMPLATE_DIR"
         | "LESSKEYIN"
-        | "LESSKEY" => Kind::Loader,
+        | "LESSKEY"
+        | "GCONV_PATH"
+        | "VIMINIT"
+        | "GVIMINIT"
+        | "EXINIT"
+        | "NEXINIT"
+        | "PYTHONUSERBASE"
+        | "IPYTHONDIR"
+        | "WGETRC"
+        | "CURL_HOME"
+        | "PSQLRC"
+        | "R_PROFILE_USER"
+        | "R_PROFILE"
+        | "LUA_INIT" => Kind::Loader,
+        "LESS" => Kind::Options(&["+!", "+|", "-+!", "+s!"]),
+        "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" | "JDK_JAVA_OPTIONS" | "JAVA_OPTS" | "MAVEN_OPTS"
+        | "GRADLE_OPTS" | "SBT_OPTS" | "ANT_OPTS" => Kind::Options(&[
+            "-javaagent",
+            "-agentpath",
+            "-agentlib",
+            "-XX:OnError",
+            "-XX:OnOutOfMemoryError",
+            "-Xbootclasspath",
+        ]),
         "NODE_OPTIONS" => Kind::Options(&[
             "--require",
             "-r",
@@ -114,7 +137,10 @@ fn kind(name: &str) -> Option<Kind> {
         ]),
         "MAKEFLAGS" | "MFLAGS" | "GNUMAKEFLAGS" => Kind::Options(&["--eval", "-E", "SHELL="]),
         "MANOPT" => Kind::Options(&["-P", "--pager", "-H", "--html"]),
-        "PYTHONPATH" | "PERL5LIB" | "PERLLIB" | "RUBYLIB" | "NODE_PATH" => Kind::SearchPath,
+        "PYTHONPATH" | "PERL5LIB" | "PERLLIB" | "RUBYLIB" | "NODE_PATH" | "XDG_CONFIG_HOME"
+        | "XDG_DATA_HOME" | "LUA_PATH" | "LUA_CPATH" | "GEM_PATH" | "GEM_HOME" | "CLASSPATH" => {
+            Kind::SearchPath
+        }
         "GIT_CONFIG_PARAMETERS" => Kind::GitParameters,
         _ if name.starts_with("GIT_CONFIG_KEY_") => Kind::GitKey,
         _ => return None,
