@@ -32,12 +32,25 @@ const SYSTEM_TREES: &[&str] = &[
     "/usr/libexec",
     "/root",
     "/var/log",
+    "/var/lib/dpkg",
+    "/var/lib/rpm",
+    "/var/lib/pacman",
+    "/var/spool/cron",
     "/System",
     "/private/etc",
 ];
 
 /// Directories of a home whose contents are keys and whole-desktop configuration.
-const HOME_TREES: &[&str] = &[".ssh", ".gnupg"];
+const HOME_TREES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".password-store",
+    ".config/gcloud",
+    ".local/share/keyrings",
+];
 
 /// Directories of a home that hold every application's configuration and data (their
 /// subdirectories are fair game, the whole is not).

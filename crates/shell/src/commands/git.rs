@@ -92,8 +92,10 @@ pub(crate) fn runs_program(key: &str, value: Option<&str>) -> bool {
         "alias" => value.is_none_or(|v| v.contains(UNKNOWN) || v.trim_start().starts_with('!')),
         "core" => matches!(
             var,
-            "fsmonitor" | "pager" | "sshcommand" | "hookspath" | "editor" | "askpass"
+            "fsmonitor" | "pager" | "sshcommand" | "hookspath" | "editor" | "askpass" | "gitproxy"
         ),
+        // Hooks in a template directory are copied into every new repository.
+        "init" => var == "templatedir",
         "include" | "includeif" => var == "path",
         "filter" => matches!(var, "clean" | "smudge" | "process"),
         "diff" => matches!(var, "external" | "textconv" | "command"),

@@ -90,6 +90,7 @@ fn interpret(
             call.span.clone(),
             format!("`{base} {option}` runs inline code"),
         );
+        downloaded_code(a, cx, base, w);
     } else if read.stdin {
         stdin_code(a, cx, call, Reader::Interpreter, base);
     }
@@ -97,6 +98,25 @@ fn interpret(
         for file in w.iter().skip(read.operands) {
             a.written(call.span.clone(), &file.text, &format!("`{base} -i`"));
         }
+    }
+}
+
+/// Inline code whose text is a download or a decoder's output (`python3 -c "$(curl …)"`):
+/// remote or hidden code for every profile, whatever the profile thinks of inline code.
+fn downloaded_code(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>]) {
+    for word in w.iter().skip(1).filter(|x| x.unknown) {
+        let Some(node) = word.node else { continue };
+        let (rule, what) = match super::producers::producer(cx, &[node]) {
+            super::producers::Producer::Fetcher(f) => (RuleId::RemoteScriptExec, f),
+            super::producers::Producer::Decoder(d) => (RuleId::DecodeToShell, d),
+            super::producers::Producer::Other => continue,
+        };
+        a.report(
+            rule,
+            word.span.clone(),
+            format!("`{base}` runs inline code made by `{what}`"),
+        );
+        return;
     }
 }
 

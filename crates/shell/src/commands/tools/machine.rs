@@ -135,13 +135,65 @@ fn kills(args: &[Word<'_>]) -> bool {
         .any(|t| matches!(super::base_of(t), "kill" | "pkill"))
 }
 
-/// The stage piped into this one lists every process (only the adjacent stage: looking
-/// further back would cost time quadratic in a long pipeline's length).
+/// The stages piped into this one list every process: the adjacent stage, or one at most
+/// [`PASS_THROUGH`] stages further back with only reformatting stages between (`ps -ef | grep
+/// -v grep | awk '{print $2}' | xargs kill`); a bounded look-back keeps a long pipeline's cost
+/// linear.
 fn lister_upstream(a: &mut Analyzer, cx: Cx<'_, '_>, call: &Call<'_>) -> bool {
-    let Stdin::Pipe { from, .. } = call.stdin else {
+    let Stdin::Pipe { from, pipeline, .. } = call.stdin else {
         return false;
     };
-    lists_everything(a, cx, from)
+    let stages = match pipeline {
+        Some((p, index)) => {
+            let all = crate::syntax::named_children(p);
+            let end = (index + 1).min(all.len());
+            all[end.saturating_sub(PASS_THROUGH + 1)..end].to_vec()
+        }
+        None => vec![from],
+    };
+    for stage in stages.into_iter().rev() {
+        if lists_everything(a, cx, stage) {
+            return true;
+        }
+        if !reformats(cx, stage) {
+            return false;
+        }
+    }
+    false
+}
+
+/// Stages between a process list and `xargs kill` that are looked through.
+const PASS_THROUGH: usize = 3;
+
+/// A stage that reformats lines without selecting among them: `awk '{print $2}'`, `cut`,
+/// `tr`, `sort`, `uniq`, `grep -v PATTERN`, `tail -n +2`.
+fn reformats(cx: Cx<'_, '_>, stage: Node<'_>) -> bool {
+    if stage.kind() != "command" {
+        return false;
+    }
+    let words = command_words(cx, stage);
+    let Some((base, args)) = unwrap(&words) else {
+        return false;
+    };
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    match base {
+        "cut" | "tr" | "sort" | "uniq" | "column" | "xargs" => true,
+        "grep" | "egrep" => lits
+            .iter()
+            .any(|t| *t == "-v" || (t.starts_with('-') && !t.starts_with("--") && t.contains('v'))),
+        "tail" => lits.iter().any(|t| t.starts_with('+')),
+        "awk" | "gawk" | "mawk" | "nawk" => lits.iter().all(|p| {
+            let p = p.trim_start();
+            // `NR>1` only drops a header line.
+            let p = ["NR>1", "NR > 1", "NR!=1", "FNR>1"]
+                .iter()
+                .find_map(|h| p.strip_prefix(h))
+                .unwrap_or(p)
+                .trim_start();
+            p.starts_with('-') || (p.starts_with('{') && !p.contains("if"))
+        }),
+        _ => false,
+    }
 }
 
 const PGREP: Spec = Spec {

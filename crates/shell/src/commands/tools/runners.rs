@@ -19,7 +19,9 @@ pub(super) fn check(
     match base {
         "tar" | "gtar" | "bsdtar" => tar(a, cx, args, call),
         "zip" => zip(a, cx, args, call),
-        "ssh" | "slogin" | "autossh" | "scp" | "sftp" | "sshfs" => ssh(a, cx, base, args, call),
+        "ssh" | "slogin" | "autossh" | "scp" | "sftp" | "sshfs" | "check_by_ssh" => {
+            ssh(a, cx, base, args, call)
+        }
         "rsync" => rsync(a, cx, args, call),
         "mosh" => {
             let read = opts::scan(

@@ -26,7 +26,7 @@ pub(super) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>]
     }
     if matches!(
         base,
-        "awk" | "gawk" | "mawk" | "nawk" | "make" | "gmake" | "sqlite3"
+        "awk" | "gawk" | "mawk" | "nawk" | "make" | "gmake" | "sqlite3" | "sed" | "gsed"
     ) {
         for file in program_files(base, w) {
             script_source(a, cx, file, call, Reader::Interpreter, base);
@@ -69,6 +69,7 @@ fn program_files<'w, 't>(base: &str, w: &'w [Word<'t>]) -> Vec<&'w Word<'t>> {
     let names: &[&str] = match base {
         "sqlite3" => &["-init", "--init"],
         "make" | "gmake" => &["-f", "--file", "--makefile"],
+        "sed" | "gsed" => &["-f", "--file"],
         _ => &["-f", "--file", "-E", "--exec"],
     };
     w.windows(2)

@@ -71,7 +71,12 @@ pub(super) fn table(base: &str) -> Option<Shape> {
         | "firejail"
         | "flatpak-spawn"
         | "pgrphack"
-        | "fghack" => shape("", &[], 0),
+        | "fghack"
+        | "torify"
+        | "pexec" => shape("", &[], 0),
+        "torsocks" => shape("uiPpaT", &[], 0),
+        "proxychains" | "proxychains4" => shape("f", &[], 0),
+        "multitime" => shape("niq", &[], 0),
         "dbus-run-session" => shape("", &[("config-file", true), ("dbus-daemon", true)], 0),
         "numactl" => shape(
             "ipmNCLoSfw",
