@@ -13,15 +13,19 @@ mod consoles;
 mod downloads;
 mod editors;
 mod envvars;
+mod escapes;
+mod exfil;
 mod gitexec;
 mod inline;
 mod launchers;
 mod machine;
 mod netshell;
 mod opts;
+mod privileged;
 mod programs;
 mod runners;
 mod stdin;
+mod tamper;
 mod text;
 mod writers;
 
@@ -57,6 +61,10 @@ pub(super) fn check(
     inline::check(a, cx, base, words, call);
     downloads::check(a, cx, base, words, call);
     stdin::check(a, cx, base, words, call);
+    escapes::check(a, cx, base, words, call);
+    privileged::check(a, base, args, call);
+    tamper::check(a, base, args, call);
+    exfil::check(a, cx, base, args, call);
     if base == "env" {
         envvars::env_words(a, cx, args, call);
     }

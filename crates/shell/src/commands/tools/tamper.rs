@@ -1,0 +1,188 @@
+//! Changes to the running system that disarm or take over the machine without stopping it:
+//! kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or
+//! disabled (`iptables -F`, `ufw disable`, `nft flush ruleset`), mandatory access control and
+//! auditing switched off (`setenforce 0`, `aa-teardown`, `auditctl -D`), security or remote
+//! access services stopped (`systemctl stop sshd`, `service auditd stop`), files made
+//! undeletable (`chattr +i`), the root file system unmounted or remounted, swap turned off,
+//! boot entries changed (`efibootmgr -B`). Reported as `system-tamper`.
+
+use crate::rules::RuleId;
+use crate::walk::{Analyzer, Call};
+use crate::word::Word;
+
+/// Services whose stop leaves the machine unguarded or unreachable.
+const GUARDS: &[&str] = &[
+    "ssh",
+    "sshd",
+    "openssh-server",
+    "firewalld",
+    "ufw",
+    "iptables",
+    "ip6tables",
+    "nftables",
+    "auditd",
+    "apparmor",
+    "selinux",
+    "fail2ban",
+    "crowdsec",
+    "clamav-daemon",
+    "clamd",
+    "falco",
+    "osqueryd",
+    "wazuh-agent",
+    "ossec",
+    "rsyslog",
+    "syslog",
+    "syslog-ng",
+    "systemd-journald",
+    "NetworkManager",
+    "networking",
+    "systemd-networkd",
+    "cron",
+    "crond",
+];
+
+pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    if let Some(why) = tampers(base, args) {
+        a.report(RuleId::SystemTamper, call.span.clone(), why);
+    }
+}
+
+fn tampers(base: &str, args: &[Word<'_>]) -> Option<String> {
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    let has = |t: &str| lits.contains(&t);
+    let first = lits
+        .iter()
+        .find(|t| !t.starts_with('-'))
+        .copied()
+        .unwrap_or_default();
+    let has_word = |t: &str| lits.iter().any(|l| l.split_whitespace().any(|x| x == t));
+    let why = match base {
+        "insmod" | "rmmod" => format!("`{base}` changes the kernel's code"),
+        "modprobe" if !lits.iter().any(|t| is_query(t)) => {
+            "`modprobe` loads or removes kernel code".to_owned()
+        }
+        "kmod" if matches!(first, "insert" | "remove" | "load" | "unload") => {
+            "`kmod` changes the kernel's code".to_owned()
+        }
+        "iptables" | "ip6tables" | "iptables-legacy" | "iptables-nft" | "ebtables"
+        | "arptables"
+            if lits.iter().any(|t| flushes(t)) =>
+        {
+            format!("`{base}` flushes or opens the firewall")
+        }
+        "nft" if has_word("flush") || (has_word("delete") && has_word("table")) => {
+            "`nft` flushes the firewall".to_owned()
+        }
+        "ufw" if matches!(first, "disable" | "reset") => {
+            format!("`ufw {first}` opens the firewall")
+        }
+        "firewall-cmd"
+            if lits
+                .iter()
+                .any(|t| t.starts_with("--panic") || *t == "--set-default-zone=trusted") =>
+        {
+            "`firewall-cmd` opens or closes every port".to_owned()
+        }
+        "setenforce" if matches!(first, "0" | "Permissive" | "permissive") => {
+            "`setenforce 0` turns SELinux off".to_owned()
+        }
+        "aa-teardown" | "aa-disable" | "aa-complain" => format!("`{base}` turns AppArmor off"),
+        "auditctl" if lits.iter().any(|t| matches!(*t, "-D" | "-e")) => {
+            "`auditctl` removes audit rules or turns auditing off".to_owned()
+        }
+        "chattr"
+            if lits
+                .iter()
+                .any(|t| t.starts_with('+') && t.contains(['i', 'a'])) =>
+        {
+            "`chattr +i` makes files impossible to change or delete".to_owned()
+        }
+        "systemctl" => return systemctl(&lits),
+        "service"
+            if lits.len() >= 2
+                && GUARDS.contains(&lits[0])
+                && matches!(lits[1], "stop" | "disable") =>
+        {
+            format!("`service {} stop` stops a guard of the machine", lits[0])
+        }
+        "umount" | "umount2"
+            if lits
+                .iter()
+                .any(|t| *t == "/" || *t == "-a" || *t == "--all" || t.starts_with("-a")) =>
+        {
+            "`umount` of the root or every file system".to_owned()
+        }
+        "mount" if lits.iter().any(|t| t.contains("remount")) && has("/") => {
+            "`mount -o remount /` changes the root file system".to_owned()
+        }
+        "swapoff" if lits.iter().any(|t| matches!(*t, "-a" | "--all")) => {
+            "`swapoff -a` takes the machine's swap away".to_owned()
+        }
+        "efibootmgr" if lits.iter().any(|t| boot_change(t)) => {
+            "`efibootmgr` changes the machine's boot entries".to_owned()
+        }
+        _ => return None,
+    };
+    Some(why)
+}
+
+/// `modprobe` options that only query.
+fn is_query(t: &str) -> bool {
+    matches!(
+        t,
+        "-n" | "--dry-run"
+            | "--show"
+            | "-c"
+            | "--showconfig"
+            | "-D"
+            | "--show-depends"
+            | "--show-modversions"
+            | "--dump-modversions"
+            | "--show-exports"
+            | "-V"
+            | "--version"
+            | "-h"
+            | "--help"
+    ) || (t.starts_with('-') && !t.starts_with("--") && t.contains('n'))
+}
+
+/// `iptables` options that flush rules, delete chains or set a chain's policy.
+fn flushes(t: &str) -> bool {
+    matches!(
+        t,
+        "-F" | "--flush" | "-X" | "--delete-chain" | "-P" | "--policy"
+    ) || (t.starts_with('-') && !t.starts_with("--") && t.len() > 2 && t.contains(['F', 'P']))
+}
+
+fn systemctl(lits: &[&str]) -> Option<String> {
+    let verb = lits
+        .iter()
+        .position(|t| matches!(*t, "stop" | "disable" | "mask" | "kill"))?;
+    let unit = lits[verb + 1..]
+        .iter()
+        .filter(|t| !t.starts_with('-'))
+        .find(|t| GUARDS.contains(&t.trim_end_matches(".service").trim_end_matches(".socket")))?;
+    Some(format!(
+        "`systemctl {} {unit}` stops a guard of the machine",
+        lits[verb]
+    ))
+}
+
+/// `efibootmgr` options that delete, create or reorder boot entries.
+fn boot_change(t: &str) -> bool {
+    matches!(
+        t,
+        "-B" | "--delete-bootnum"
+            | "-c"
+            | "--create"
+            | "-o"
+            | "--bootorder"
+            | "-O"
+            | "--delete-bootorder"
+            | "-n"
+            | "--bootnext"
+            | "-A"
+            | "--inactive"
+    )
+}
