@@ -83,7 +83,6 @@ const TOOL_STARTUP_DIRS: &[&str] = &[
     ".gradle/init.d",
     ".config/powershell",
     ".julia/config",
-    ".config/fish",
 ];
 
 /// System directories and files whose contents run on their own (prefixes of normalised

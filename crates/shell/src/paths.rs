@@ -46,6 +46,7 @@ const STARTUP_FILES: &[&str] = &[
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
     ".profile",
     ".zshrc",
     ".zshenv",

@@ -128,6 +128,26 @@ fn refused_place(a: &Analyzer, path: &str) -> Option<String> {
     refused_at(a, path, &paths::normalize(&a.resolve(path)))
 }
 
+/// Whether `path` is a system file (`/bin/bash`, `/etc/shadow`, `/lib/modules`; not under
+/// `/root`, where a root user's projects live, nor `/var/log`).
+pub(super) fn in_system_tree(a: &Analyzer, path: &str) -> bool {
+    let known = path.find(UNKNOWN).map_or(path, |k| &path[..k]);
+    let n = paths::normalize(&a.resolve(known));
+    SYSTEM_TREES
+        .iter()
+        .filter(|t| !matches!(**t, "/root" | "/var/log"))
+        .any(|t| under(&n, t) && (known == path || known.ends_with('/') || n.len() > t.len()))
+}
+
+/// Why deleting `path` (recursively) is refused, for deletes written in other languages
+/// (`shutil.rmtree("/")`).
+pub(super) fn refused_tree(a: &Analyzer, path: &str) -> Option<String> {
+    refused_place(a, path).or_else(|| {
+        let n = paths::normalize(&a.resolve(path));
+        (paths::is_home_dir(&n) || n == "/").then(|| format!("`{n}`"))
+    })
+}
+
 /// For a path with a part only known at run time: refused when the directory before that
 /// part is already in a system tree or a home's keys (`/lib/modules/$(uname -r)`,
 /// `~/.ssh/$KEY`).

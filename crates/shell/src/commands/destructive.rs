@@ -220,6 +220,7 @@ fn rm(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
 fn permissions(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     let p: Parsed<'_, '_> = parse_args(args, "", &["reference", "from"]);
     if !(p.has('R', "recursive") || p.dynamic) {
+        system_files(a, base, &p, call);
         return;
     }
     let hit = p.operands.iter().find(|t| protected(a, t));
@@ -417,6 +418,32 @@ fn netcat(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
             RuleId::ReverseShell,
             call.span.clone(),
             format!("`{base}` runs a program for a network peer (`-e`/`-c`)"),
+        );
+    }
+}
+
+/// `chmod|chown|chgrp` (not recursive) of files in a system tree (`chmod 000 /bin/bash`,
+/// `chmod 777 /etc/shadow`, `chown x /etc/sudoers`): programs broken or secrets opened.
+fn system_files(a: &mut Analyzer, base: &str, p: &Parsed<'_, '_>, call: &Call<'_>) {
+    // Without `--reference`, the first operand is the mode or owner (a mode may also have
+    // been read as options: `chmod -x FILE`).
+    let mode_first = p.operands.first().is_some_and(|w| {
+        base != "chmod"
+            || w.text
+                .chars()
+                .all(|c| "0123456789ugoarwxXst+-=,".contains(c))
+    });
+    let skip = usize::from(p.value('\0', "reference").is_none() && mode_first);
+    let hit = p
+        .operands
+        .iter()
+        .skip(skip)
+        .find(|t| super::deletes::in_system_tree(a, &t.text));
+    if let Some(target) = hit {
+        a.report(
+            RuleId::RecursivePermissionChange,
+            call.span.clone(),
+            format!("`{base}` on `{}`, a system file", shown(&target.text)),
         );
     }
 }

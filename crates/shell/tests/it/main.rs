@@ -11,6 +11,7 @@ mod issue;
 mod limits;
 mod masquerade;
 mod props;
+mod red_team;
 mod rules;
 mod tools;
 

@@ -20,6 +20,7 @@ mod inline;
 mod launchers;
 mod machine;
 mod netshell;
+mod obscured;
 mod opts;
 mod privileged;
 mod programs;
@@ -65,6 +66,7 @@ pub(super) fn check(
     privileged::check(a, base, args, call);
     tamper::check(a, base, args, call);
     exfil::check(a, cx, base, args, call);
+    obscured::check(a, base, words, call);
     if base == "env" {
         envvars::env_words(a, cx, args, call);
     }
