@@ -165,12 +165,14 @@ fn refused_at(a: &Analyzer, path: &str, n: &str) -> Option<String> {
     if a.cwd_protected && whole_directory(path) {
         return Some(format!("`{path}` after `cd` to a protected directory"));
     }
-    if a.cwd.is_none() && is_ancestor(path) {
+    // Only a path with `..` climbs (cheap test first: this runs for every target).
+    let climbs = a.cwd.is_none() && path.contains("..");
+    if climbs && is_ancestor(path) {
         return Some(format!(
             "`{path}`, an ancestor of the current directory (possibly `/` or a home)"
         ));
     }
-    if a.cwd.is_none()
+    if climbs
         && let Some(why) = climbed(path).and_then(|(climbs, rest)| climbed_place(climbs, &rest))
     {
         return Some(format!("`{path}`: {why}"));

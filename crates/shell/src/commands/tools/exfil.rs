@@ -352,6 +352,12 @@ fn socket_redirect(
 /// A web server publishing `/`, a home or a secret directory to the network: `python3 -m
 /// http.server -d /`, `php -S … -t ~`, `busybox httpd -h /`, `ruby -run -e httpd /`.
 fn serves_root(a: &Analyzer, base: &str, args: &[Word<'_>]) -> Option<String> {
+    if !(base.starts_with("python")
+        || base.starts_with("php")
+        || matches!(base, "busybox" | "httpd"))
+    {
+        return None;
+    }
     let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
     let server = match base {
         _ if base.starts_with("python") => lits.windows(2).any(|p| p == ["-m", "http.server"]),

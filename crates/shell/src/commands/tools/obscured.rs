@@ -58,6 +58,9 @@ const DECODES: &[&str] = &[
     "fromCharCode",
 ];
 
+/// Delete calls looked at per name in one piece of code.
+const MAX_CALLS: usize = 32;
+
 /// Library calls that delete a tree, by language.
 const TREE_DELETES: &[&str] = &[
     "rmtree(",
@@ -121,14 +124,19 @@ fn is_interpreter(base: &str) -> bool {
 fn deleted_tree(a: &Analyzer, code: &str) -> Option<String> {
     for call in TREE_DELETES {
         let mut from = 0;
-        while let Some(k) = code[from..].find(call) {
+        // A bounded number of calls, each looked at over a bounded window: linear in `code`.
+        for _ in 0..MAX_CALLS {
+            let Some(k) = code[from..].find(call) else {
+                break;
+            };
             let args = &code[from + k + call.len()..];
             from += k + call.len();
             let Some(path) = first_path(args) else {
                 continue;
             };
             // `rm(` alone is too common a name: only with a recursive flag.
-            if *call == "rm(" && !args.contains("recursive") {
+            let window: String = args.chars().take(200).collect();
+            if *call == "rm(" && !window.contains("recursive") {
                 continue;
             }
             if let Some(why) = refused_tree(a, &path) {
