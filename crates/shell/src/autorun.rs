@@ -83,6 +83,7 @@ const TOOL_STARTUP_DIRS: &[&str] = &[
     ".gradle/init.d",
     ".config/powershell",
     ".julia/config",
+    ".local/share/applications",
 ];
 
 /// System directories and files whose contents run on their own (prefixes of normalised

@@ -817,7 +817,7 @@ static RULES: [Rule; 37] = [
     Rule {
         id: "system-tamper",
         severity: Block,
-        description: "disarming or taking over the running system: kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or disabled (`iptables -F|-P`, `nft flush`, `ufw disable`), SELinux, AppArmor or auditing turned off, guard or remote-access services stopped (`systemctl stop sshd`, `service auditd stop`), `chattr +i`, `umount /`, `mount -o remount /`, `swapoff -a`, boot entries changed (`efibootmgr -B`)",
+        description: "disarming or taking over the running system: kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or disabled (`iptables -F|-P`, `nft flush`, `ufw disable`), SELinux, AppArmor or auditing turned off, guard or remote-access services stopped (`systemctl stop sshd`, `service auditd stop`), `chattr +i`, `umount /`, `mount -o remount /`, mounts over system directories, `swapoff -a`, boot entries changed (`efibootmgr -B`), system logs cleared (`journalctl --vacuum-*`, `dmesg -C`)",
         matches: &[
             "insmod /tmp/rootkit.ko",
             "modprobe -r ext4",
@@ -833,6 +833,8 @@ static RULES: [Rule; 37] = [
             "umount -l /",
             "swapoff -a",
             "efibootmgr -b 0000 -B",
+            "journalctl --vacuum-time=1s",
+            "mount --bind /tmp/x /usr/bin",
         ],
         non_matches: &[
             "modprobe -n loop",

@@ -251,9 +251,24 @@ fn system_tamper() {
         "mount -o remount,rw /",
         "swapoff --all",
         "efibootmgr -b 0000 -B",
+        "journalctl --vacuum-time=1s",
+        "dmesg -C",
+        "mount --bind /tmp/evil /usr/bin",
+        "mount -t tmpfs none /etc",
     ] {
         blocked_by(command, "system-tamper");
     }
+    for command in [
+        "setfacl -m u:nobody:rwx /etc/shadow",
+        "setfacl -R -m o::rwx /",
+    ] {
+        blocked_by(command, "recursive-permission-change");
+    }
+    escalated_by("loginctl enable-linger $USER", "persistence");
+    escalated_by(
+        "systemd-run --user --on-calendar=minutely /tmp/x",
+        "scheduled-job",
+    );
     for command in [
         "modprobe -n loop",
         "iptables -L -n",
@@ -264,6 +279,10 @@ fn system_tamper() {
         "chattr -i notes.txt",
         "umount /mnt/usb",
         "mount | grep /dev",
+        "mount /dev/sdb1 /mnt/usb",
+        "journalctl -u myapp --since today",
+        "dmesg -T",
+        "setfacl -m u:www-data:rx public/",
     ] {
         assert_allowed(command);
     }
@@ -285,6 +304,11 @@ fn containers_and_namespaces_given_the_host() {
         "nsenter --target 1 --mount --uts --ipc --net --pid",
         "nsenter -t 1 -m sh",
         "newgrp docker",
+        "aws iam attach-user-policy --user-name x --policy-arn arn:aws:iam::aws:policy/AdministratorAccess",
+        "gcloud projects add-iam-policy-binding p --member=user:x@y --role=roles/owner",
+        "kubectl create clusterrolebinding x --clusterrole=cluster-admin --user=x",
+        "az role assignment create --assignee x --role Owner",
+        "aws iam create-access-key --user-name root",
     ] {
         blocked_by(command, "privilege-escalation");
     }
@@ -294,6 +318,10 @@ fn containers_and_namespaces_given_the_host() {
         "docker run --rm -v ~/.aws:/root/.aws amazon/aws-cli s3 ls",
         "docker ps",
         "docker exec -it web sh",
+        "aws s3 ls",
+        "aws iam list-users",
+        "kubectl get pods -A",
+        "gcloud projects get-iam-policy p",
     ] {
         assert_allowed(command);
     }

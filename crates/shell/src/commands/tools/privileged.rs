@@ -1,6 +1,9 @@
 //! Ways to root that are not `sudo`: a container given the host (`docker run --privileged`,
 //! `-v /:/mnt`, `--pid=host`, the docker socket, `--cap-add=SYS_ADMIN`), entering init's
-//! namespaces (`nsenter -t 1`), and `newgrp` into another group. Reported as
+//! namespaces (`nsenter -t 1`), `newgrp` into another group, and administrator grants in a
+//! cloud or cluster (`aws iam attach-user-policy … AdministratorAccess`, `gcloud …
+//! add-iam-policy-binding --role=roles/owner`, `kubectl create clusterrolebinding
+//! --clusterrole=cluster-admin`, `az role assignment create --role Owner`). Reported as
 //! `privilege-escalation`.
 
 use crate::rules::RuleId;
@@ -51,6 +54,7 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
             Some("`nsenter -t 1` enters the namespaces of the host's init".to_owned())
         }
         "newgrp" => Some("`newgrp` starts a shell with another group's privileges".to_owned()),
+        "aws" | "gcloud" | "kubectl" | "oc" | "az" => cloud_grant(base, args),
         _ => None,
     };
     if let Some(why) = why {
@@ -162,4 +166,58 @@ fn enters_init(args: &[Word<'_>]) -> bool {
         };
         value == Some("1")
     })
+}
+
+/// Roles and policies that make their holder an administrator.
+const ADMIN_ROLES: &[&str] = &[
+    "administratoraccess",
+    "iamfullaccess",
+    "poweruseraccess",
+    "roles/owner",
+    "roles/editor",
+    "roles/iam.securityadmin",
+    "roles/iam.serviceaccounttokencreator",
+    "roles/resourcemanager.projectiamadmin",
+    "cluster-admin",
+    "owner",
+    "contributor",
+    "user access administrator",
+];
+
+/// An administrator grant or new credentials in a cloud or cluster.
+fn cloud_grant(base: &str, args: &[Word<'_>]) -> Option<String> {
+    let lits: Vec<String> = args
+        .iter()
+        .filter(|w| !w.unknown)
+        .map(|w| w.text.to_ascii_lowercase())
+        .collect();
+    let has = |t: &str| lits.iter().any(|l| l == t);
+    let admin = lits.iter().any(|l| {
+        let value = l.split_once('=').map_or(l.as_str(), |(_, v)| v);
+        let last = value.rsplit([':', '/']).next().unwrap_or(value);
+        ADMIN_ROLES.contains(&value) || ADMIN_ROLES.contains(&last)
+    });
+    let grants = match base {
+        "aws" => {
+            has("iam")
+                && (lits
+                    .iter()
+                    .any(|l| l.starts_with("attach-") || l.starts_with("put-"))
+                    && admin
+                    || lits.iter().any(|l| {
+                        matches!(
+                            l.as_str(),
+                            "create-access-key" | "create-login-profile" | "update-login-profile"
+                        )
+                    }))
+        }
+        "gcloud" => lits.iter().any(|l| l == "add-iam-policy-binding") && admin,
+        "kubectl" | "oc" => {
+            has("create") && (has("clusterrolebinding") || has("rolebinding")) && admin
+                || lits.iter().any(|l| l == "add-cluster-role-to-user") && admin
+        }
+        "az" => has("role") && has("assignment") && has("create") && admin,
+        _ => false,
+    };
+    grants.then(|| format!("`{base}` grants administrator rights or new credentials"))
 }

@@ -70,6 +70,11 @@ const NAMES: &[&str] = &[
     "mount",
     "swapoff",
     "efibootmgr",
+    "journalctl",
+    "dmesg",
+    "setfacl",
+    "loginctl",
+    "systemd-run",
 ];
 
 pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
@@ -78,6 +83,85 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     }
     if let Some(why) = tampers(base, args) {
         a.report(RuleId::SystemTamper, call.span.clone(), why);
+    }
+    if base == "setfacl" && acl_on_system(a, args) {
+        a.report(
+            RuleId::RecursivePermissionChange,
+            call.span.clone(),
+            "`setfacl` grants access to system files",
+        );
+    }
+    if let Some((rule, why)) = lingers(base, args) {
+        a.report(rule, call.span.clone(), why);
+    }
+}
+
+/// `setfacl` of a system file, or `-R` of a protected tree (`/`, a home).
+fn acl_on_system(a: &Analyzer, args: &[Word<'_>]) -> bool {
+    let recursive = args.iter().filter_map(Word::lit).any(|t| {
+        t == "--recursive" || (t.starts_with('-') && !t.starts_with("--") && t.contains('R'))
+    });
+    // The ACL spec follows `-m|-x|-M|-X|--set|--modify|…`; the files are the other operands.
+    let mut files = Vec::new();
+    let mut skip = false;
+    for w in args {
+        let t = w.text.as_str();
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if t.starts_with('-') {
+            skip = matches!(
+                t,
+                "-m" | "-x"
+                    | "-M"
+                    | "-X"
+                    | "--set"
+                    | "--set-file"
+                    | "--modify"
+                    | "--remove"
+                    | "--modify-file"
+                    | "--remove-file"
+            );
+            continue;
+        }
+        files.push(t);
+    }
+    files.iter().any(|f| {
+        crate::commands::deletes::in_system_tree(a, f)
+            || (recursive
+                && crate::paths::is_protected_tree(&crate::paths::normalize(&a.resolve(f))))
+    })
+}
+
+/// Things that keep running after the session: `loginctl enable-linger` (the user's
+/// services start at boot) and `systemd-run --on-calendar|--on-boot|…` timers.
+fn lingers(base: &str, args: &[Word<'_>]) -> Option<(RuleId, &'static str)> {
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    match base {
+        "loginctl" if lits.contains(&"enable-linger") => Some((
+            RuleId::Persistence,
+            "`loginctl enable-linger` starts the user's services at boot, without a login",
+        )),
+        "systemd-run"
+            if lits.iter().any(|t| {
+                [
+                    "--on-calendar",
+                    "--on-boot",
+                    "--on-startup",
+                    "--on-unit-active",
+                    "--on-unit-inactive",
+                    "--on-active",
+                ]
+                .iter()
+                .any(|o| t.starts_with(o))
+            }) =>
+        {
+            Some((
+                RuleId::ScheduledJob,
+                "`systemd-run --on-…` schedules a command for later",
+            ))
+        }
+        _ => None,
     }
 }
 
@@ -152,6 +236,23 @@ fn tampers(base: &str, args: &[Word<'_>]) -> Option<String> {
         "swapoff" if lits.iter().any(|t| matches!(*t, "-a" | "--all")) => {
             "`swapoff -a` takes the machine's swap away".to_owned()
         }
+        "journalctl"
+            if lits
+                .iter()
+                .any(|t| t.starts_with("--vacuum") || *t == "--rotate") =>
+        {
+            "`journalctl --vacuum-*` deletes the system's logs".to_owned()
+        }
+        "dmesg"
+            if lits
+                .iter()
+                .any(|t| matches!(*t, "-C" | "-c" | "--clear" | "--read-clear")) =>
+        {
+            "`dmesg -C` clears the kernel's log".to_owned()
+        }
+        "mount" if mounts_over_system(&lits) => {
+            "`mount` over a system directory replaces what programs find there".to_owned()
+        }
         "efibootmgr" if lits.iter().any(|t| boot_change(t)) => {
             "`efibootmgr` changes the machine's boot entries".to_owned()
         }
@@ -218,4 +319,29 @@ fn boot_change(t: &str) -> bool {
             | "-A"
             | "--inactive"
     )
+}
+
+/// `mount … DIR` (bind, tmpfs, overlay, …) whose mount point is `/` or a system directory.
+fn mounts_over_system(lits: &[&str]) -> bool {
+    let Some(target) = lits.iter().rev().find(|t| !t.starts_with('-')) else {
+        return false;
+    };
+    let operands = lits.iter().filter(|t| !t.starts_with('-')).count();
+    let n = crate::paths::normalize(target);
+    let system = [
+        "/",
+        "/etc",
+        "/bin",
+        "/sbin",
+        "/usr",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/lib",
+        "/lib",
+        "/lib64",
+        "/boot",
+        "/root",
+        "/home",
+    ];
+    operands >= 2 && system.contains(&n.as_str())
 }
