@@ -103,7 +103,15 @@ fn script_source(
         n.as_str(),
         "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
     ) {
-        stdin_code(a, cx, call, reader, who);
+        // Standard input redirected from a process substitution (`python3 /dev/stdin <
+        // <(curl …)`) is that command's output.
+        let subs = input_substitutions(cx, call);
+        if subs.is_empty() {
+            stdin_code(a, cx, call, reader, who);
+        } else {
+            let found = producer(cx, &subs);
+            report_producer(a, found, call.span.clone(), who, || other(reader, who));
+        }
     } else if n.starts_with("/dev/fd/") || (n.starts_with("/proc/") && n.contains("/fd/")) {
         let subs = input_substitutions(cx, call);
         let found = producer(cx, &subs);
