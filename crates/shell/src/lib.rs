@@ -146,7 +146,7 @@ use std::rc::Rc;
 
 pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
-pub use limits::MAX_COMMAND_BYTES;
+pub use limits::{MAX_COMMAND_BYTES, MAX_WRITES};
 pub use model::{Analysis, Finding, Profile, Severity, Verdict};
 pub use rules::{Rule, rules};
 
@@ -161,7 +161,7 @@ use walk::Analyzer;
 /// thread with a small stack): what cannot be analysed blocks (`parse-error`, or
 /// `analysis-limit` past one of the [`limits`], for example for commands longer than
 /// [`MAX_COMMAND_BYTES`]). Time and memory are bounded by those limits: a few tens of
-/// microseconds for a typical hook command, a few hundred milliseconds for the costliest
+/// microseconds for a typical hook command, some tens of milliseconds for the costliest
 /// inputs near the size limit (see `docs/shell-analyzer.md`).
 pub fn analyze(command: &str, profile: Profile) -> Analysis {
     let src = Source::top(command);
@@ -177,6 +177,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
     }
     let stopped = analyzer.stopped;
     let mut findings = analyzer.findings;
+    let writes = analyzer.writes;
     if let Some(exceeded) = src.budget.exceeded() {
         findings.push(limit_finding(
             profile,
@@ -201,6 +202,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
         verdict,
         findings,
         work: src.budget.work(),
+        writes,
     }
 }
 

@@ -222,7 +222,8 @@ pub(super) fn entries_into(a: &mut Analyzer, span: std::ops::Range<usize>, dir: 
             format!("{how} places entries it does not name in `{d}`, over system configuration"),
         );
     } else if !d.is_empty() {
-        a.written(span, &format!("{d}/x"), how);
+        a.note_write(&format!("{d}/"));
+        a.check_write(span, &format!("{d}/x"), how);
     }
 }
 

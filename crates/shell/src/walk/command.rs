@@ -215,8 +215,27 @@ impl Analyzer {
         }
     }
 
-    /// Reports a write to `path` by `how` if the path is sensitive.
+    /// Notes a write to `path` by `how`, and reports it if the path is sensitive.
     pub fn written(&mut self, span: std::ops::Range<usize>, path: &str, how: &str) {
+        self.note_write(path);
+        self.check_write(span, path, how);
+    }
+
+    /// Lists `path` (resolved and normalised) among the text's static write targets, unless
+    /// part of it is only known at run time, it is a device, or the list is full.
+    pub fn note_write(&mut self, path: &str) {
+        if path.contains(word::UNKNOWN) || self.writes.len() >= limits::MAX_WRITES {
+            return;
+        }
+        let path = paths::normalize(&self.resolve(path));
+        let device = path.starts_with("/dev/") || path.starts_with("/proc/self/fd/");
+        if !device && !path.is_empty() && !self.writes.contains(&path) {
+            self.writes.push(path);
+        }
+    }
+
+    /// Reports a write to `path` by `how` if the path is sensitive.
+    pub fn check_write(&mut self, span: std::ops::Range<usize>, path: &str, how: &str) {
         let path = &self.resolve(path);
         let cost = path.len() + 1 + GLOB_UNITS * paths::globs(path).min(paths::MAX_GLOB_PARTS);
         if !self.budget.charge(cost, span.clone()) {

@@ -13,6 +13,7 @@ mod masquerade;
 mod props;
 mod rules;
 mod tools;
+mod writes;
 
 use tollgate_shell::{Analysis, Profile, Verdict, analyze};
 
