@@ -157,11 +157,10 @@ pub struct Analysis {
     /// Parsing is bounded separately.
     pub work: u64,
     /// The files the command writes whose path is known statically, in the order written:
-    /// redirection targets (`>> ~/.myrm/audit.log`), `tee`, `cp`/`mv` destinations, `-o`
-    /// options of the tools the analyzer knows, …; `~` for the home directory (also for
-    /// `$HOME`), relative paths joined to the directory of an earlier static `cd`, a
-    /// directory a tool fills with files it does not name ending in `/`. Devices (`/dev/…`)
-    /// and paths with a part only known at run time are not listed; at most
+    /// redirection targets (`>> ~/.myrm/audit.log`), `tee`, `sed -i` and `perl -i` files,
+    /// `cp`/`mv`/`install`/`ln` destinations, `dd of=`; `~` for the home directory (also for
+    /// `$HOME`), relative paths joined to the directory of an earlier static `cd`. Devices
+    /// (`/dev/…`) and paths with a part only known at run time are not listed; at most
     /// [`MAX_WRITES`](crate::limits::MAX_WRITES). For telling which paths a command needs to
     /// write (`tollgate check` compares them with a hook's sandbox), not a security boundary:
     /// a command can write files the analyzer does not see.

@@ -266,3 +266,66 @@ fn regression_a_config_symlink_to_a_secret_file_echoed_its_lines() {
         }
     }
 }
+
+#[test]
+fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, project) = (base.path().join("home"), base.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n\
+         \x20   - script: echo \"$ARGUMENTS\" >> ~/.myrm/audit.log\n\
+         \x20   - script: printf '%s\\n' \"$HOOK_TOOL_NAME\" >> /tmp/tools.log\n\
+         \x20   - script: jq -r .tool_name | tee -a log/tools.txt\n\
+         \x20   - script: jq . > \"$HOOK_SCRATCH_DIR/last.json\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("admin.yaml"),
+        "sandbox:\n  sources:\n    user_config: {writable: [~/.myrm]}\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .arg("check")
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+
+    let text = run(&["hooks.yaml"]);
+    assert!(
+        text.contains(
+            "warning: the command writes `~/.myrm/audit.log`, which its sandbox keeps read-only, \
+             so the hook will fail; an admin file can grant it: \
+             `sandbox: {sources: {user_config: {writable: [~/.myrm]}}}`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: the command writes `/tmp/tools.log` in the sandbox's private /tmp"),
+        "{text}"
+    );
+    let log_dir = project.join("log").display().to_string();
+    assert!(text.contains(&format!("writable: [{log_dir}]")), "{text}");
+
+    let json: Value =
+        serde_json::from_str(&run(&["--json", "--admin", "admin.yaml", "hooks.yaml"])).unwrap();
+    let hooks = json["files"][1]["hooks"].as_array().unwrap();
+    let writes: Vec<&Value> = hooks.iter().map(|h| &h["writes"]).collect();
+    assert_eq!(
+        writes,
+        [
+            &serde_json::json!([{"path": "~/.myrm/audit.log", "access": "writable"}]),
+            &serde_json::json!([{"path": "/tmp/tools.log", "access": "private_tmp"}]),
+            &serde_json::json!([{"path": "log/tools.txt", "access": "read_only", "grant": log_dir}]),
+            &Value::Null,
+        ],
+        "{json:#}"
+    );
+}

@@ -95,7 +95,7 @@ fn interpret(
     }
     if read.in_place {
         for file in w.iter().skip(read.operands) {
-            a.written(call.span.clone(), &file.text, &format!("`{base} -i`"));
+            a.written_word(call.span.clone(), file, &format!("`{base} -i`"));
         }
     }
 }

@@ -15,7 +15,7 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         "tee" => {
             let p = parse_args(args, "", &[]);
             for file in &p.operands {
-                a.written(span.clone(), &file.text, &how);
+                a.written_word(span.clone(), file, &how);
                 a.dynamic_write(span.clone(), file, &how);
             }
         }
@@ -24,6 +24,9 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         "dd" => {
             for arg in args {
                 if let Some(file) = arg.text.strip_prefix("of=") {
+                    if !arg.unknown {
+                        a.note_write(file);
+                    }
                     a.written(span.clone(), file, "`dd of=`");
                     if arg.unknown {
                         super::destructive::dynamic_target(a, &[arg], call, "`dd of=`");
@@ -146,7 +149,12 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     let target = p.value('t', "target-directory").map(str::to_owned);
     let (dest, sources) = match (&target, p.operands.split_last()) {
         (Some(dir), _) => (dir.clone(), &p.operands[..]),
-        (None, Some((last, rest))) => (last.text.clone(), rest),
+        (None, Some((last, rest))) => {
+            if !last.unknown {
+                a.note_write(&last.text);
+            }
+            (last.text.clone(), rest)
+        }
         (None, None) => return,
     };
     let how = format!("`{base}`");
@@ -222,8 +230,7 @@ pub(super) fn entries_into(a: &mut Analyzer, span: std::ops::Range<usize>, dir: 
             format!("{how} places entries it does not name in `{d}`, over system configuration"),
         );
     } else if !d.is_empty() {
-        a.note_write(&format!("{d}/"));
-        a.check_write(span, &format!("{d}/x"), how);
+        a.written(span, &format!("{d}/x"), how);
     }
 }
 
@@ -301,7 +308,7 @@ fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
     }
     let skip = usize::from(!script_given);
     for file in files.iter().skip(skip) {
-        a.written(call.span.clone(), &file.text, "`sed -i`");
+        a.written_word(call.span.clone(), file, "`sed -i`");
     }
 }
 

@@ -183,7 +183,7 @@ impl Analyzer {
             {
                 return;
             }
-            self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
+            self.written_word(span.clone(), &word, &format!("redirection `{op}`"));
             self.truncated(span.clone(), &word.text, op);
             self.dynamic_write(span, &word, &format!("redirection `{op}`"));
         }
@@ -215,14 +215,17 @@ impl Analyzer {
         }
     }
 
-    /// Notes a write to `path` by `how`, and reports it if the path is sensitive.
-    pub fn written(&mut self, span: std::ops::Range<usize>, path: &str, how: &str) {
-        self.note_write(path);
-        self.check_write(span, path, how);
+    /// A write to the file `word` by `how`: reported if the path is sensitive, and listed among
+    /// the text's static write targets if its value is known.
+    pub fn written_word(&mut self, span: std::ops::Range<usize>, word: &Word<'_>, how: &str) {
+        if !word.unknown {
+            self.note_write(&word.text);
+        }
+        self.written(span, &word.text, how);
     }
 
     /// Lists `path` (resolved and normalised) among the text's static write targets, unless
-    /// part of it is only known at run time, it is a device, or the list is full.
+    /// it is a device or the list is full. The caller knows that the path is static.
     pub fn note_write(&mut self, path: &str) {
         if path.contains(word::UNKNOWN) || self.writes.len() >= limits::MAX_WRITES {
             return;
@@ -235,7 +238,7 @@ impl Analyzer {
     }
 
     /// Reports a write to `path` by `how` if the path is sensitive.
-    pub fn check_write(&mut self, span: std::ops::Range<usize>, path: &str, how: &str) {
+    pub fn written(&mut self, span: std::ops::Range<usize>, path: &str, how: &str) {
         let path = &self.resolve(path);
         let cost = path.len() + 1 + GLOB_UNITS * paths::globs(path).min(paths::MAX_GLOB_PARTS);
         if !self.budget.charge(cost, span.clone()) {

@@ -26,11 +26,8 @@ fn redirections_and_writing_tools_list_their_targets() {
             "cd /var/lib/app && echo ok > status",
             &["/var/lib/app/status"],
         ),
-        (
-            "curl -s -o out/page.html https://example.com",
-            &["out/page.html"],
-        ),
-        ("sort -o sorted.txt names.txt", &["sorted.txt"]),
+        ("sed -i 's/a/b/' src/main.c", &["src/main.c"]),
+        ("dd if=/dev/zero of=disk.img bs=1M count=1", &["disk.img"]),
         ("echo a > x; echo b >> x", &["x"]),
     ];
     for (command, want) in cases {
@@ -45,6 +42,9 @@ fn devices_descriptors_reads_and_run_time_paths_are_not_listed() {
         "echo x >&2",
         "cat < input.txt",
         "echo x > \"$LOG_FILE\"",
+        "echo x > \"$HOOK_SCRATCH_DIR/out.json\"",
+        "tee $D/x < in",
+        "cp a \"$(mktemp -d)/b\"",
         "echo x >> \"$CLAUDE_PROJECT_DIR/.claude/log/$(date +%F).log\"",
         "grep -q foo bar.txt",
     ] {
