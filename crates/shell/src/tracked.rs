@@ -36,6 +36,9 @@ pub(crate) struct Tracked {
     /// Calls already checked: function or script, then its arguments (a repeated call is
     /// not checked again).
     pub calls: HashSet<String>,
+    /// The names the top-level text writes other than as expansions (see
+    /// `commands::environment_path`), once computed.
+    pub written_names: Option<HashSet<String>>,
 }
 
 impl Tracked {

@@ -84,7 +84,8 @@ fn interpret(
     call: &Call<'_>,
 ) {
     let read = read_interpreter(family, w);
-    if let Some(option) = &read.inline {
+    let notifies = family == Family::Osascript && super::applescript::only_notifies(w);
+    if let Some(option) = read.inline.as_ref().filter(|_| !notifies) {
         a.report(
             RuleId::InlineCode,
             call.span.clone(),

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod benign;
 mod bypass;
 mod corpus;
 mod deletes;
