@@ -269,9 +269,17 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
         let line = match (write.access, &write.grant) {
             (Access::ReadOnly, Some(grant)) => format!(
                 "warning: the command writes `{}`, which its sandbox keeps read-only, so the \
-                 hook will fail; an admin file can grant it: `sandbox: {{sources: {{{}: \
-                 {{writable: [{grant}]}}}}}}`",
-                write.path, h.source
+                 hook will fail; an admin file can grant its directory: `sandbox: {{sources: \
+                 {{{}: {{writable: {}}}}}}}`",
+                write.path,
+                h.source,
+                writes::yaml_list(&[grant])
+            ),
+            (Access::ReadOnly, None) => format!(
+                "warning: the command writes `{}`, which its sandbox keeps read-only, so the \
+                 hook will fail; an admin file grants directories, not files right under `/` \
+                 or the home: write it into a directory of its own and grant that",
+                write.path
             ),
             (Access::PrivateTmp, _) => format!(
                 "note: the command writes `{}` in the sandbox's private /tmp, which the host \

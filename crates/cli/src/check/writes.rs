@@ -20,7 +20,8 @@ pub struct Write {
     /// `writable`, `read_only` (the write fails) or `private_tmp` (it works, in the
     /// sandbox's own `/tmp`).
     pub access: Access,
-    /// What an admin file would grant for it (`read_only` only).
+    /// The directory an admin file would grant for it (`read_only` only; none for a file
+    /// right under `/` or the home directory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
 }
@@ -62,7 +63,10 @@ pub fn judge(
         .map(|path| {
             let absolute = absolute(&path, home.as_deref(), &cwd);
             let access = access(&absolute, &granted);
-            let grant = (access == Access::ReadOnly).then(|| grant_for(&path, &absolute));
+            let grant = match access {
+                Access::ReadOnly => grant_for(&path, &absolute, home.as_deref()),
+                _ => None,
+            };
             Write {
                 path,
                 access,
@@ -113,20 +117,31 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// The directory to grant for a write to `path` (as the analyzer read it, `absolute` once
 /// resolved): its parent, or itself for a directory a tool fills (`…/`); `~` kept for the
-/// home, relative paths shown absolute. A file right under `/` is granted by itself.
-pub fn grant_for(path: &str, absolute: &Path) -> String {
+/// home, relative paths shown absolute. `None` for a file right under `/` or the home: a
+/// writable path is a directory (it is created when missing), and granting `/` or the whole
+/// home would hand over every start-up file.
+pub fn grant_for(path: &str, absolute: &Path, home: Option<&Path>) -> Option<String> {
     if let Some(dir) = path.strip_suffix('/') {
-        return dir.to_owned();
+        return Some(dir.to_owned());
     }
-    if path.starts_with("~/")
-        && let Some((dir, _)) = path.rsplit_once('/')
-    {
-        return dir.to_owned();
+    let parent = absolute.parent()?;
+    if parent == Path::new("/") || Some(parent) == home {
+        return None;
     }
-    match absolute.parent() {
-        Some(dir) if dir != Path::new("/") => dir.display().to_string(),
-        _ => absolute.display().to_string(),
+    match path.rsplit_once('/') {
+        Some((dir, _)) if path.starts_with("~/") => Some(dir.to_owned()),
+        _ => Some(parent.display().to_string()),
     }
+}
+
+/// `paths` as a YAML flow sequence of double-quoted strings (a JSON string is one), so a
+/// path with `,`, `: `, `[`, `#` or a leading `~` pastes as itself.
+pub fn yaml_list(paths: &[&str]) -> String {
+    let quoted: Vec<String> = paths
+        .iter()
+        .map(|p| serde_json::Value::from(*p).to_string())
+        .collect();
+    format!("[{}]", quoted.join(", "))
 }
 
 #[cfg(test)]
@@ -170,14 +185,30 @@ mod tests {
     }
 
     #[test]
-    fn the_grant_is_the_parent_directory() {
-        let grant = |path: &str, absolute: &str| grant_for(path, Path::new(absolute));
+    fn the_grant_is_the_parent_directory_never_the_home_or_the_root() {
+        let home = Some(Path::new("/home/u"));
+        let grant = |path: &str, absolute: &str| grant_for(path, Path::new(absolute), home);
+        let some = |s: &str| Some(s.to_owned());
         assert_eq!(
             grant("~/.myrm/audit.log", "/home/u/.myrm/audit.log"),
-            "~/.myrm"
+            some("~/.myrm")
         );
-        assert_eq!(grant("/var/log/app/", "/var/log/app"), "/var/log/app");
-        assert_eq!(grant("audit.log", "/srv/project/audit.log"), "/srv/project");
-        assert_eq!(grant("/x", "/x"), "/x");
+        assert_eq!(grant("/var/log/app/", "/var/log/app"), some("/var/log/app"));
+        assert_eq!(
+            grant("audit.log", "/srv/project/audit.log"),
+            some("/srv/project")
+        );
+        assert_eq!(grant("/x", "/x"), None);
+        assert_eq!(grant("~/audit.log", "/home/u/audit.log"), None);
+    }
+
+    #[test]
+    fn grants_paste_as_yaml_whatever_the_path_holds() {
+        assert_eq!(yaml_list(&["~/.myrm"]), r#"["~/.myrm"]"#);
+        assert_eq!(
+            yaml_list(&["/a,b", "/e: f", "~/[x]"]),
+            r#"["/a,b", "/e: f", "~/[x]"]"#
+        );
+        assert_eq!(yaml_list(&["/q\"x"]), r#"["/q\"x"]"#);
     }
 }

@@ -302,8 +302,8 @@ fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
     assert!(
         text.contains(
             "warning: the command writes `~/.myrm/audit.log`, which its sandbox keeps read-only, \
-             so the hook will fail; an admin file can grant it: \
-             `sandbox: {sources: {user_config: {writable: [~/.myrm]}}}`"
+             so the hook will fail; an admin file can grant its directory: \
+             `sandbox: {sources: {user_config: {writable: [\"~/.myrm\"]}}}`"
         ),
         "{text}"
     );
@@ -312,7 +312,10 @@ fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
         "{text}"
     );
     let log_dir = project.join("log").display().to_string();
-    assert!(text.contains(&format!("writable: [{log_dir}]")), "{text}");
+    assert!(
+        text.contains(&format!("writable: [\"{log_dir}\"]")),
+        "{text}"
+    );
 
     let json: Value =
         serde_json::from_str(&run(&["--json", "--admin", "admin.yaml", "hooks.yaml"])).unwrap();
@@ -328,4 +331,57 @@ fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
         ],
         "{json:#}"
     );
+}
+
+#[test]
+fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, project) = (base.path().join("home"), base.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    // A directory name YAML would split or misread unquoted.
+    let odd = project.join("a,b: [c] #d");
+    let hooks = format!(
+        "hooks:\n  PreToolUse:\n    - script: |\n        echo hi >> '{}/log'\n    - script: echo hi >> ~/audit.log\n",
+        odd.display()
+    );
+    std::fs::write(project.join("hooks.yaml"), hooks).unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .arg("check")
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let text = run(&["hooks.yaml"]);
+    let suggested = text
+        .lines()
+        .find_map(|l| l.split_once("an admin file can grant its directory: `"))
+        .map(|(_, rest)| rest.trim_end_matches('`').to_owned())
+        .unwrap_or_else(|| panic!("no suggestion in {text}"));
+    assert!(
+        text.contains(
+            "writes `~/audit.log`, which its sandbox keeps read-only, so the hook will fail; \
+             an admin file grants directories, not files right under `/` or the home"
+        ),
+        "{text}"
+    );
+    std::fs::write(project.join("admin.yaml"), format!("{suggested}\n")).unwrap();
+    let json: Value =
+        serde_json::from_str(&run(&["--json", "--admin", "admin.yaml", "hooks.yaml"])).unwrap();
+    assert_eq!(
+        json["files"][0]["warnings"],
+        serde_json::json!([]),
+        "{json:#}"
+    );
+    let granted = &json["files"][1]["hooks"][0];
+    assert_eq!(
+        granted["sandbox"]["writable"],
+        serde_json::json!([odd]),
+        "{json:#}"
+    );
+    assert_eq!(granted["writes"][0]["access"], "writable", "{json:#}");
 }
