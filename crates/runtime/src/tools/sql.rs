@@ -336,6 +336,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_join_shows_both_columns_of_the_same_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let seed = "CREATE TABLE a (id INTEGER); CREATE TABLE b (id INTEGER); \
+                    INSERT INTO a VALUES (1); INSERT INTO b VALUES (2);";
+        seed_database(&db, seed).await.unwrap();
+        let env = ToolEnv {
+            workspace: dir.path().into(),
+            database: Some(db),
+            tool_timeout: Duration::from_secs(5),
+        };
+        let sql = json!({"sql": "SELECT a.id, b.id FROM a, b"});
+        let result = SqlQueryTool.call(&sql, &env).await.unwrap();
+        assert_eq!(result["columns"], json!(["id", "id:2"]));
+        assert_eq!(result["rows"], json!([{"id": 1, "id:2": 2}]));
+    }
+
+    #[tokio::test]
     async fn query_reads_and_refuses_writes_execute_writes() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
