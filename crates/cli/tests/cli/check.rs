@@ -225,13 +225,15 @@ fn regression_a_skill_could_rewrite_the_terminal_through_check() {
 
 /// Secret files a config path could reach, each holding `CANARY`: a private key, shadow lines
 /// (which read as YAML keys), INI credentials, a YAML mapping of secrets, a JSON key file.
-pub const SECRETS: [&str; 6] = [
+pub const SECRETS: [&str; 7] = [
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
     "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
     "[default]\naws_secret_access_key = CANARY\n",
     "token: CANARY\nuser: CANARY\n",
     "---\ntoken: CANARY\n---\nCANARY\n",
     "{\"private_key\": \"CANARY\", \"model_config_json\": \"CANARY\"}\n",
+    // Top-level keys an admin file reads, holding secrets.
+    "hooks: x\nstandalone: CANARY\nnetwork: CANARY\nsandbox: CANARY\n",
 ];
 
 #[test]
