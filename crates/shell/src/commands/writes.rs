@@ -329,7 +329,8 @@ fn sed_executes(script: &str) -> bool {
                 break;
             }
         }
-        i
+        // A backslash ending the program steps past its end.
+        i.min(chars.len())
     };
     let to_end = |mut i: usize, stop_at_semicolon: bool| {
         while let Some(&c) = chars.get(i) {
@@ -378,6 +379,23 @@ fn sed_executes(script: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::sed_executes;
+
+    #[test]
+    fn regression_a_backslash_ending_a_sed_program_indexed_past_its_end() {
+        // Found by the `analyze` fuzz target: `y` and `s` read their two parts, and a
+        // backslash as the last character skipped two.
+        assert!(!sed_executes("ys-_u-Kr=\0\\\\6\u{7}nnF\\\\"));
+        assert!(!sed_executes("s/a/b\\"));
+        assert!(!sed_executes("y/a\\"));
+        assert!(sed_executes("s/a/b/e"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_sed_program_is_read_without_panicking(script in "[sy/\\\\e;{}!aic0-9 \n-]{0,24}") {
+            let _ = sed_executes(&script);
+        }
+    }
 
     #[test]
     fn sed_programs_that_run_commands() {
