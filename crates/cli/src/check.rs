@@ -8,8 +8,14 @@
 //! analyzer, http URLs by the SSRF guard, secrets and the llm endpoint are read from the
 //! environment); a hook that cannot be built is a warning.
 //!
+//! For a sandboxed command hook, the files its command writes (as far as the shell analyzer
+//! can tell) are compared with what its sandbox lets it write: a write to a read-only path
+//! is a warning (the hook will fail), a write to `/tmp` a note (it lands in the sandbox's
+//! private `/tmp`).
+//!
 //! `--json` prints `{"files":[{"path","hooks":[{"event","name","kind","source","tools",
-//! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?}],
+//! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?,
+//! "sandbox"?,"writes"?:[{"path","access":"writable"|"read_only"|"private_tmp","grant"?}]}],
 //! "warnings":[{"entry","message"}],"errors":[…]}]}`. Exit status: 0 when every file parsed
 //! (warnings allowed), 1 otherwise.
 //!
@@ -32,6 +38,10 @@ use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
 use tollgate_handlers::text::{escape_controls, escape_controls_json};
 use tollgate_protocol::HookSource;
+
+mod writes;
+
+use writes::Access;
 
 /// Arguments of `tollgate check`.
 #[derive(Debug, Args)]
@@ -66,6 +76,10 @@ struct HookReport {
     hook: ResolvedHook,
     #[serde(skip_serializing_if = "Option::is_none")]
     verdict: Option<&'static str>,
+    /// The files the command writes (as far as the analyzer can tell) and whether its
+    /// sandbox lets it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    writes: Vec<writes::Write>,
 }
 
 #[derive(Debug, Serialize)]
@@ -187,12 +201,20 @@ fn with_verdict(hook: ResolvedHook) -> HookReport {
         "admin_config" => HookSource::AdminConfig,
         _ => HookSource::UserConfig,
     };
-    let verdict = hook.command.as_deref().map(|line| {
-        tollgate_shell::analyze(line, profile_for(source))
-            .verdict
-            .as_str()
-    });
-    HookReport { hook, verdict }
+    let profile = profile_for(source);
+    let verdict = hook
+        .command
+        .as_deref()
+        .map(|line| tollgate_shell::analyze(line, profile).verdict.as_str());
+    let writes = match (&hook.command, &hook.sandbox) {
+        (Some(line), Some(sandbox)) => writes::judge(line, profile, sandbox),
+        _ => Vec::new(),
+    };
+    HookReport {
+        hook,
+        verdict,
+        writes,
+    }
 }
 
 fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
@@ -242,6 +264,31 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
             "    sandbox: {}",
             escape_controls(&sandbox_text(sandbox))
         )?;
+    }
+    for write in &report.writes {
+        let line = match (write.access, &write.grant) {
+            (Access::ReadOnly, Some(grant)) => format!(
+                "warning: the command writes `{}`, which its sandbox keeps read-only, so the \
+                 hook will fail; an admin file can grant its directory: `sandbox: {{sources: \
+                 {{{}: {{writable: {}}}}}}}`",
+                write.path,
+                h.source,
+                writes::yaml_list(&[grant])
+            ),
+            (Access::ReadOnly, None) => format!(
+                "warning: the command writes `{}`, which its sandbox keeps read-only, so the \
+                 hook will fail; an admin file grants directories, not files right under `/` \
+                 or the home: write it into a directory of its own and grant that",
+                write.path
+            ),
+            (Access::PrivateTmp, _) => format!(
+                "note: the command writes `{}` in the sandbox's private /tmp, which the host \
+                 never sees",
+                write.path
+            ),
+            _ => continue,
+        };
+        writeln!(out, "    {}", escape_controls(&line))?;
     }
     Ok(())
 }

@@ -39,46 +39,111 @@ struct Check {
     detail: String,
 }
 
+/// What the probes look at on this machine: outside paths that exist, and a secret planted
+/// for the occasion.
+struct Host {
+    /// Existing directories outside the workspace the probe tries to write in.
+    outside: Vec<String>,
+    /// A file doctor wrote outside the workspace and listed as hidden, and its content.
+    secret: Option<(std::path::PathBuf, String)>,
+}
+
 /// A property: a command line and what its output must show.
 struct Probe {
     name: &'static str,
-    line: &'static str,
-    expect: fn(&str) -> bool,
+    line: fn(&Host) -> String,
+    expect: fn(&str, &Host) -> bool,
 }
 
 const PROBES: &[Probe] = &[
     Probe {
         name: "everything outside the workspace is read-only",
-        line: "touch /etc/.tollgate-doctor /usr/.tollgate-doctor ~/.tollgate-doctor 2>&1; \
-               touch inside && echo wrote-workspace",
-        // A home this user cannot enter answers "Permission denied": refused either way.
-        expect: |out| {
+        line: |host| {
+            let targets: Vec<String> = host
+                .outside
+                .iter()
+                .map(|dir| format!("'{dir}/.tollgate-doctor'"))
+                .collect();
+            format!(
+                "touch {} 2>&1; touch inside && echo wrote-workspace",
+                targets.join(" ")
+            )
+        },
+        // A directory this user cannot enter answers "Permission denied": refused either way.
+        expect: |out, host| {
             let refused = out.matches("Read-only file system").count()
                 + out.matches("Permission denied").count();
-            refused == 3 && out.contains("wrote-workspace")
+            refused == host.outside.len() && out.contains("wrote-workspace")
         },
     },
     Probe {
-        name: "credential files are unreadable",
-        line: "cat /etc/shadow 2>&1 | head -c 200",
-        expect: |out| out.contains("Permission denied") || out.contains("No such file"),
+        name: "hidden files are unreadable",
+        line: |host| match &host.secret {
+            Some((path, _)) => format!("cat '{}' 2>&1 | head -c 200", path.display()),
+            None => "echo no-secret-planted".to_owned(),
+        },
+        expect: |out, host| {
+            host.secret.as_ref().is_some_and(|(_, content)| {
+                !out.contains(content.as_str()) && out.contains("Permission denied")
+            })
+        },
     },
     Probe {
         name: "the network is off",
-        line: "(echo > /dev/tcp/127.0.0.1/9) 2>&1",
-        expect: |out| out.contains("Network is unreachable"),
+        line: |_| "(echo > /dev/tcp/127.0.0.1/9) 2>&1".to_owned(),
+        expect: |out, _| out.contains("Network is unreachable"),
     },
     Probe {
         name: "only the command's own processes are visible",
-        line: "ls /proc | grep -c '^[0-9]'",
-        expect: |out| out.trim().parse::<u32>().is_ok_and(|n| n <= 6),
+        line: |_| "ls /proc | grep -c '^[0-9]'".to_owned(),
+        expect: |out, _| out.trim().parse::<u32>().is_ok_and(|n| n <= 6),
     },
     Probe {
         name: "no capabilities, no new privileges",
-        line: "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status",
-        expect: |out| out.contains("CapEff:\t0000000000000000") && out.contains("NoNewPrivs:\t1"),
+        line: |_| "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status".to_owned(),
+        expect: |out, _| {
+            out.contains("CapEff:\t0000000000000000") && out.contains("NoNewPrivs:\t1")
+        },
     },
 ];
+
+/// The programs the probes run come from the system's directories only: a `cat` earlier in
+/// the caller's `PATH` must not answer for the sandbox.
+const PROBE_PATH: &str = "/usr/bin:/bin";
+
+/// Directories outside the workspace the write probe tries: system ones and the home, those
+/// that exist (a service account's home may not).
+fn outside_dirs() -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    ["/etc", "/usr"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .chain(home)
+        .filter(|dir| dir.is_dir())
+        .map(|dir| dir.display().to_string())
+        .collect()
+}
+
+/// A directory outside `/tmp` (which is the sandbox's own) where doctor can plant a secret:
+/// `/var/tmp`, the home or the current directory, the first that takes a file.
+fn plant_secret() -> Option<(tempfile::TempDir, std::path::PathBuf, String)> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let candidates = [
+        Some(std::path::PathBuf::from("/var/tmp")),
+        home,
+        std::env::current_dir().ok(),
+    ];
+    candidates.into_iter().flatten().find_map(|dir| {
+        let holder = tempfile::Builder::new()
+            .prefix(".tollgate-doctor-")
+            .tempdir_in(dir)
+            .ok()?;
+        let path = holder.path().join("secret");
+        let content = format!("tollgate-doctor-secret-{}", std::process::id());
+        std::fs::write(&path, &content).ok()?;
+        Some((holder, path, content))
+    })
+}
 
 pub fn run(args: Doctor, out: &mut impl Write) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -111,10 +176,16 @@ async fn examine() -> Report {
         report.unavailable = Some("cannot create a temporary workspace".into());
         return report;
     };
-    let sandbox = Sandbox::with_launcher(
-        Policy::new(Network::Off).writable(workspace.path()),
-        launcher,
-    );
+    let planted = plant_secret();
+    let host = Host {
+        outside: outside_dirs(),
+        secret: planted.as_ref().map(|(_, p, c)| (p.clone(), c.clone())),
+    };
+    let mut policy = Policy::new(Network::Off).writable(workspace.path());
+    if let Some((path, _)) = &host.secret {
+        policy = policy.hidden(path);
+    }
+    let sandbox = Sandbox::with_launcher(policy, launcher);
     let features = match sandbox.features().await {
         Ok(features) => features,
         Err(e) => {
@@ -123,8 +194,10 @@ async fn examine() -> Report {
         }
     };
     for probe in PROBES {
-        let output = output(&sandbox, workspace.path(), probe.line).await;
-        let ok = output.as_deref().is_ok_and(probe.expect);
+        let output = output(&sandbox, workspace.path(), &(probe.line)(&host)).await;
+        let ok = output
+            .as_deref()
+            .is_ok_and(|out| (probe.expect)(out, &host));
         let detail = output.unwrap_or_else(|e| e);
         report.checks.push(Check {
             name: probe.name,
@@ -149,10 +222,9 @@ async fn output(sandbox: &Sandbox, cwd: &std::path::Path, line: &str) -> Result<
         .arg("-c")
         .arg(line)
         .current_dir(cwd);
-    for key in ["PATH", "HOME"] {
-        if let Ok(value) = std::env::var(key) {
-            command = command.env(key, value);
-        }
+    command = command.env("PATH", PROBE_PATH);
+    if let Ok(home) = std::env::var("HOME") {
+        command = command.env("HOME", home);
     }
     let mut child = sandbox.spawn(&command).await.map_err(|e| e.to_string())?;
     drop(child.stdin.take());

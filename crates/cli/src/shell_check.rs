@@ -4,6 +4,8 @@
 //! `{"command":…,"profile":…,"verdict":"allow|escalate|block","refused":bool,
 //! "findings":[{"rule":…,"message":…,"span":[start,end]}]}`, where `span` is a byte range of
 //! the command and `refused` applies the profile (`escalate` is refused for `external` only).
+//! Control characters, line separators and bidirectional controls in strings are escaped
+//! (`\u009b`), as everywhere tollgate prints what it was given.
 //!
 //! Exit status: 0 when every command could be analysed, whatever the verdicts; 2 on input that
 //! cannot be read (a `--jsonl` line that is not one JSON string, or is not UTF-8), after the
@@ -16,6 +18,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::Value;
+use tollgate_handlers::text::escape_controls_json;
 use tollgate_shell::{Profile, analyze};
 
 /// Arguments of `tollgate shell-check`.
@@ -158,12 +161,23 @@ fn report(command: &str, profile: Profile) -> serde_json::Result<String> {
             })
             .collect(),
     };
-    serde_json::to_string(&report)
+    // DEL, C1 and bidirectional controls of the command (and of messages quoting it) are
+    // escaped too, so the output cannot steer a terminal.
+    serde_json::to_string(&report).map(|json| escape_controls_json(&json))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_terminal_controls_in_a_command_were_printed_raw() {
+        let json = report("echo '\u{9b}2J\u{202e}\u{7f}'", Profile::External).unwrap();
+        assert!(!json.contains(['\u{9b}', '\u{202e}', '\u{7f}']), "{json}");
+        assert!(json.contains(r"\u009b2J\u202e\u007f"), "{json}");
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["command"], "echo '\u{9b}2J\u{202e}\u{7f}'");
+    }
 
     #[test]
     fn jsonl_stops_at_the_first_unreadable_line() {

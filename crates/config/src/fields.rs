@@ -105,11 +105,12 @@ pub(crate) fn priority(value: &Value) -> Result<i32, String> {
         .ok_or_else(|| format!("must be a 32-bit integer, found {}", shown(value)))
 }
 
-/// A boolean.
+/// A boolean. The value is not quoted in the error, only its type: top-level keys of an admin
+/// file are read before anything says the file is a hook file at all.
 pub(crate) fn boolean(value: &Value) -> Result<bool, String> {
     value
         .as_bool()
-        .ok_or_else(|| format!("must be true or false, found {}", shown(value)))
+        .ok_or_else(|| format!("must be true or false, found {}", type_name(value)))
 }
 
 /// `secret:`: exactly one `${NAME}` environment reference (literal secrets are refused and

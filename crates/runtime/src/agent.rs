@@ -126,7 +126,7 @@ struct AgentFileWire {
     skills: Vec<String>,
     #[serde(default)]
     subagents: BTreeMap<String, SubagentRef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "shell_sandbox")]
     sandbox: ShellSandbox,
     /// Read by [`AgentConfig::parse`] from the same document; named here so the strict
     /// shape accepts it.
@@ -149,6 +149,19 @@ pub struct ShellSandbox {
     /// file (resolved by [`AgentDef::load`]).
     #[serde(default)]
     pub writable: Vec<PathBuf>,
+}
+
+/// `sandbox:` of an agent file, with a word for `sandbox: off`, which only admin files may say.
+fn shell_sandbox<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ShellSandbox, D::Error> {
+    use serde::de::Error;
+    match Value::deserialize(d)? {
+        Value::String(text) => Err(D::Error::custom(format!(
+            "`sandbox: {}` is not for agent files: only an admin file can turn the sandbox \
+             off; an agent file may set `network` and `writable`",
+            if text == "off" { "off" } else { "<text>" }
+        ))),
+        value => ShellSandbox::deserialize(value).map_err(D::Error::custom),
+    }
 }
 
 /// A loaded agent file.
@@ -430,6 +443,11 @@ mod tests {
             ),
             ("name: a\nmodel: gpt-4\n", "scripted:FILE"),
             ("name: a\nmax_turns: 0\n", "max_turns"),
+            (
+                "name: a\nsandbox: off\n",
+                "only an admin file can turn the sandbox off",
+            ),
+            ("name: a\nsandbox: {netwrk: true}\n", "netwrk"),
             ("name: a\nhooks: [missing.yaml]\n", "hooks[0]"),
             ("name: ' '\n", "name"),
             (
@@ -468,6 +486,7 @@ mod tests {
             "name: a\nmax_turns: CANARY\n",
             "name: a\nmax_turns: 1.5e300\n",
             "{\"name\": \"a\", \"hooks\": \"CANARY\"}",
+            "name: a\nsandbox: CANARY\n",
         ] {
             let err = load(text).unwrap_err().to_string();
             assert!(!err.contains("CANARY"), "{text:?}: {err}");

@@ -70,7 +70,7 @@
 //! |---|---|---|
 //! | `parse-error` | block | the command, or a shell string in it, does not parse |
 //! | `analysis-limit` | block | input past one of the [`limits`]: a command longer than 32 KiB, more than 8 nested shell strings, syntax more than 200 levels deep, more than 16 wrappers around a command, a pipeline of more than 512 stages, too large a brace expansion, or an analysis that runs out of a budget (parser work, analysis work, expanded bytes, 128 findings) |
-//! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`) |
+//! | `obfuscated-command` | block | a command name that is not a plain word: `r\m`, `"rm"`, `r''m`, `$'\x72\x6d'`, `${X}m`, `$(echo rm)`, `` `echo rm` ``, `{rm,-rf,/}`, globs; an unquoted `$IFS` in any word (`rm -rf${IFS}/`); not a fixed path under a directory the environment names (`"$CLAUDE_PROJECT_DIR"/hooks/x.sh`) |
 //! | `dynamic-shell-code` | block | shell code built at run time: `sh -c "$X"`, `bash -c "$(curl …)"`, heredocs with expansions fed to a shell, `xargs -I{} sh -c '… {}'` |
 //! | `decode-to-shell` | block | `base64 -d`, `xxd -r`, `openssl enc -d`, `rev`, `tr`, `printf '\x…'`, `echo -e`, gunzip… output run by a shell or interpreter (pipe, `<(…)`, `eval "$(…)"`); ANSI-C escaped `sh -c` strings |
 //! | `privilege-escalation` | block | `sudo`, `su`, `doas`, `pkexec`, `run0`, `sudoedit`, `runuser`, `please`, `capsh`, `machinectl shell`; `chmod u+s`/`4755`, `setcap` |
@@ -92,7 +92,7 @@
 //! | `scheduled-job` | escalate | `at`, `batch` |
 //! | `service-enable` | escalate | `systemctl enable\|link\|edit\|…`, `launchctl load`, `update-rc.d … defaults`, `chkconfig … on` |
 //! | `persistence` | escalate | `git config` (and `git -c`) of settings git runs: `core.fsmonitor\|pager\|sshCommand\|hooksPath\|editor`, `alias.*` starting with `!`, `include.path`, filters, `credential.helper`; writes into `~/.config/systemd/user/`, `~/.config/autostart/`, `~/Library/LaunchAgents/`, `~/.gitconfig` |
-//! | `inline-code` | block for hooks | `python -c`, `node -e\|-p`, `perl -e`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, awk programs calling `system()`, interpreters reading a program from a pipe or heredoc, GNU `sed` `e` command and `s///e` flag |
+//! | `inline-code` | block for hooks | `python -c`, `node -e\|-p`, `perl -e`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e` (not notifications), `Rscript -e`, `pwsh -c`, awk programs calling `system()`, interpreters reading a program from a pipe or heredoc, GNU `sed` `e` command and `s///e` flag |
 //! | `stdin-code` | block for hooks | a shell or interpreter reading its program from the command line's own standard input (for a hook, the payload JSON): bare `sh`, `bash -s`, `python3`, `python3 -`, `node`, `perl`, `script` without `-c` |
 //! | `escape-supervision` | block for hooks | a process leaving the hook's process group (killed at the deadline): `setsid`, `daemonize`, `disown`, `start-stop-daemon`, `systemd-run`, `screen -dm`, `tmux new`, `at`/`batch` |
 //! | `dynamic-target` | escalate | recursive `rm`, `chmod`/`chown`/`chgrp -R`, `dd of=`, `shred` of a path with a part only known at run time (`"$1"`, `"$TMPDIR/x"`); a redirection or `tee` to a file whose name is unknown (`> "$OUT"`) |
@@ -148,7 +148,7 @@ use std::rc::Rc;
 
 pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
-pub use limits::MAX_COMMAND_BYTES;
+pub use limits::{MAX_COMMAND_BYTES, MAX_WRITES};
 pub use model::{Analysis, Finding, Profile, Severity, Verdict};
 pub use rules::{Rule, rules};
 
@@ -163,7 +163,7 @@ use walk::Analyzer;
 /// thread with a small stack): what cannot be analysed blocks (`parse-error`, or
 /// `analysis-limit` past one of the [`limits`], for example for commands longer than
 /// [`MAX_COMMAND_BYTES`]). Time and memory are bounded by those limits: a few tens of
-/// microseconds for a typical hook command, a few hundred milliseconds for the costliest
+/// microseconds for a typical hook command, some tens of milliseconds for the costliest
 /// inputs near the size limit (see `docs/shell-analyzer.md`).
 pub fn analyze(command: &str, profile: Profile) -> Analysis {
     let src = Source::top(command);
@@ -179,6 +179,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
     }
     let stopped = analyzer.stopped;
     let mut findings = analyzer.findings;
+    let writes = analyzer.writes;
     if let Some(exceeded) = src.budget.exceeded() {
         findings.push(limit_finding(
             profile,
@@ -203,6 +204,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
         verdict,
         findings,
         work: src.budget.work(),
+        writes,
     }
 }
 

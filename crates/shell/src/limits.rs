@@ -54,6 +54,10 @@ pub const MAX_EXPANSION_BYTES: usize = 128 * 1024;
 /// `escalate` by then, and becomes `block`).
 pub const MAX_FINDINGS: usize = 128;
 
+/// Static write targets listed in [`Analysis::writes`](crate::Analysis::writes); more are
+/// not listed (nothing else changes).
+pub const MAX_WRITES: usize = 32;
+
 /// Longest finding message, in bytes (longer ones are cut, with `…`).
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 

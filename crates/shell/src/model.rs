@@ -156,6 +156,15 @@ pub struct Analysis {
     /// decoded); at most [`MAX_WORK`](crate::limits::MAX_WORK) plus the last step's cost.
     /// Parsing is bounded separately.
     pub work: u64,
+    /// The files the command writes whose path is known statically, in the order written:
+    /// redirection targets (`>> ~/.myrm/audit.log`), `tee`, `sed -i` and `perl -i` files,
+    /// `cp`/`mv`/`install`/`ln` destinations, `dd of=`; `~` for the home directory (also for
+    /// `$HOME`), relative paths joined to the directory of an earlier static `cd`. Devices
+    /// (`/dev/…`) and paths with a part only known at run time are not listed; at most
+    /// [`MAX_WRITES`](crate::limits::MAX_WRITES). For telling which paths a command needs to
+    /// write (`tollgate check` compares them with a hook's sandbox), not a security boundary:
+    /// a command can write files the analyzer does not see.
+    pub writes: Vec<String>,
 }
 
 impl Analysis {

@@ -117,6 +117,8 @@ static RULES: [Rule; 37] = [
             "/bin/r? x",
             "env 'sudo' id",
             "xargs -I{} {} x",
+            "D=/proc/self; $D/exe -c id",
+            "cp /bin/sh /tmp/x; $TMPDIR/x -c id",
             "rm -rf${IFS}/",
             "python3 -I${IFS}-c 1",
         ],
@@ -127,6 +129,8 @@ static RULES: [Rule; 37] = [
             "echo \"rm\" '$x'",
             "~/bin/tool",
             "printf %q \"$IFS\"",
+            "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.sh",
+            "${CLAUDE_PLUGIN_ROOT}/hooks/stop.sh",
         ],
     },
     Rule {
@@ -544,7 +548,7 @@ static RULES: [Rule; 37] = [
     Rule {
         id: "inline-code",
         severity: BlockForHooks,
-        description: "interpreter code given inline: `python -c`, `node -e|-p|--eval`, `perl -e|-E`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e`, `Rscript -e`, `pwsh -c`, `awk` programs calling `system()` or piping to commands, interpreters reading a program from a pipe, heredoc or here-string",
+        description: "interpreter code given inline: `python -c`, `node -e|-p|--eval`, `perl -e|-E`, `ruby -e`, `php -r`, `lua -e`, `deno eval`, `bun -e`, `osascript -e` (but scripts that only show a notification, `say` or `beep`), `Rscript -e`, `pwsh -c`, `awk` programs calling `system()` or piping to commands, interpreters reading a program from a pipe, heredoc or here-string",
         matches: &[
             "python3 -c 'print(1)'",
             "node -e '1'",
@@ -554,6 +558,8 @@ static RULES: [Rule; 37] = [
             "python3 - <<'EOF'\nprint(1)\nEOF",
             "awk 'BEGIN { system(\"id\") }'",
             "deno eval 'console.log(1)'",
+            "osascript -e 'display notification \"a\" & (do shell script \"id\")'",
+            "jq -r .message | xargs -I{} osascript -e 'display notification \"{}\"'",
             "env python3 -Ic 'print(1)'",
         ],
         non_matches: &[
@@ -562,6 +568,7 @@ static RULES: [Rule; 37] = [
             "python3 -m json.tool f.json",
             "awk '{print $1}' f",
             "perl script.pl",
+            "osascript -e 'display notification \"Done\" with title \"Claude Code\"'",
         ],
     },
     Rule {

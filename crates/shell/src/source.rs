@@ -69,6 +69,11 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// Whether this is the original command, not a shell string decoded from it.
+    pub fn is_top(&self) -> bool {
+        self.map.is_none()
+    }
+
     /// Records `name=value` (`None`: not static) for later words of this text.
     pub fn assign(&self, name: &str, value: Option<String>) {
         self.vars.borrow_mut().insert(name.to_owned(), value);

@@ -39,6 +39,9 @@ pub(crate) struct Tracked {
     /// Namerefs declared so far (`declare -n r=PATH`): name → the variable an assignment to
     /// it sets, `None` when that is only known at run time.
     pub namerefs: HashMap<String, Option<String>>,
+    /// The names the top-level text writes other than as expansions (see
+    /// `commands::environment_path`), once computed.
+    pub written_names: Option<HashSet<String>>,
 }
 
 impl Tracked {

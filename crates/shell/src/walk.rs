@@ -97,6 +97,10 @@ pub(crate) struct Analyzer {
     pub stopped: bool,
     /// Shell state beyond variable values: numbers, integer variables, program copies.
     pub tracked: crate::tracked::Tracked,
+    /// Files the text writes whose path is known statically (see [`Analysis::writes`]).
+    ///
+    /// [`Analysis::writes`]: crate::Analysis::writes
+    pub writes: Vec<String>,
 }
 
 /// One step of the walk.
@@ -158,6 +162,7 @@ impl Analyzer {
             fork_bombs: HashSet::new(),
             stopped: false,
             tracked: crate::tracked::Tracked::default(),
+            writes: Vec::new(),
         }
     }
 

@@ -225,13 +225,15 @@ fn regression_a_skill_could_rewrite_the_terminal_through_check() {
 
 /// Secret files a config path could reach, each holding `CANARY`: a private key, shadow lines
 /// (which read as YAML keys), INI credentials, a YAML mapping of secrets, a JSON key file.
-pub const SECRETS: [&str; 6] = [
+pub const SECRETS: [&str; 7] = [
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE: CANARY\n  bad: [x\n-----END OPENSSH PRIVATE KEY-----\n",
     "root:$y$j9T$CANARY:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
     "[default]\naws_secret_access_key = CANARY\n",
     "token: CANARY\nuser: CANARY\n",
     "---\ntoken: CANARY\n---\nCANARY\n",
     "{\"private_key\": \"CANARY\", \"model_config_json\": \"CANARY\"}\n",
+    // Top-level keys an admin file reads, holding secrets.
+    "hooks: x\nstandalone: CANARY\nnetwork: CANARY\nsandbox: CANARY\n",
 ];
 
 #[test]
@@ -265,4 +267,123 @@ fn regression_a_config_symlink_to_a_secret_file_echoed_its_lines() {
             assert!(!shown.contains("CANARY"), "{secret:?}:\n{shown}");
         }
     }
+}
+
+#[test]
+fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, project) = (base.path().join("home"), base.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n\
+         \x20   - script: echo \"$ARGUMENTS\" >> ~/.myrm/audit.log\n\
+         \x20   - script: printf '%s\\n' \"$HOOK_TOOL_NAME\" >> /tmp/tools.log\n\
+         \x20   - script: jq -r .tool_name | tee -a log/tools.txt\n\
+         \x20   - script: jq . > \"$HOOK_SCRATCH_DIR/last.json\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("admin.yaml"),
+        "sandbox:\n  sources:\n    user_config: {writable: [~/.myrm]}\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .arg("check")
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+
+    let text = run(&["hooks.yaml"]);
+    assert!(
+        text.contains(
+            "warning: the command writes `~/.myrm/audit.log`, which its sandbox keeps read-only, \
+             so the hook will fail; an admin file can grant its directory: \
+             `sandbox: {sources: {user_config: {writable: [\"~/.myrm\"]}}}`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: the command writes `/tmp/tools.log` in the sandbox's private /tmp"),
+        "{text}"
+    );
+    let log_dir = project.join("log").display().to_string();
+    assert!(
+        text.contains(&format!("writable: [\"{log_dir}\"]")),
+        "{text}"
+    );
+
+    let json: Value =
+        serde_json::from_str(&run(&["--json", "--admin", "admin.yaml", "hooks.yaml"])).unwrap();
+    let hooks = json["files"][1]["hooks"].as_array().unwrap();
+    let writes: Vec<&Value> = hooks.iter().map(|h| &h["writes"]).collect();
+    assert_eq!(
+        writes,
+        [
+            &serde_json::json!([{"path": "~/.myrm/audit.log", "access": "writable"}]),
+            &serde_json::json!([{"path": "/tmp/tools.log", "access": "private_tmp"}]),
+            &serde_json::json!([{"path": "log/tools.txt", "access": "read_only", "grant": log_dir}]),
+            &Value::Null,
+        ],
+        "{json:#}"
+    );
+}
+
+#[test]
+fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (home, project) = (base.path().join("home"), base.path().join("project"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    // A directory name YAML would split or misread unquoted.
+    let odd = project.join("a,b: [c] #d");
+    let hooks = format!(
+        "hooks:\n  PreToolUse:\n    - script: |\n        echo hi >> '{}/log'\n    - script: echo hi >> ~/audit.log\n",
+        odd.display()
+    );
+    std::fs::write(project.join("hooks.yaml"), hooks).unwrap();
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .arg("check")
+            .args(args)
+            .current_dir(&project)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let text = run(&["hooks.yaml"]);
+    let suggested = text
+        .lines()
+        .find_map(|l| l.split_once("an admin file can grant its directory: `"))
+        .map(|(_, rest)| rest.trim_end_matches('`').to_owned())
+        .unwrap_or_else(|| panic!("no suggestion in {text}"));
+    assert!(
+        text.contains(
+            "writes `~/audit.log`, which its sandbox keeps read-only, so the hook will fail; \
+             an admin file grants directories, not files right under `/` or the home"
+        ),
+        "{text}"
+    );
+    std::fs::write(project.join("admin.yaml"), format!("{suggested}\n")).unwrap();
+    let json: Value =
+        serde_json::from_str(&run(&["--json", "--admin", "admin.yaml", "hooks.yaml"])).unwrap();
+    assert_eq!(
+        json["files"][0]["warnings"],
+        serde_json::json!([]),
+        "{json:#}"
+    );
+    let granted = &json["files"][1]["hooks"][0];
+    assert_eq!(
+        granted["sandbox"]["writable"],
+        serde_json::json!([odd]),
+        "{json:#}"
+    );
+    assert_eq!(granted["writes"][0]["access"], "writable", "{json:#}");
 }

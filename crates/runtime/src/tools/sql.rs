@@ -20,6 +20,8 @@
 //! value at [`MAX_CELL_BYTES`], at most [`MAX_ROWS`] rows and [`MAX_RESULT_BYTES`] of them,
 //! with `truncated` and a `cut` text saying what was left out.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::limits::Limit;
@@ -88,7 +90,7 @@ fn confined(sql: &str) -> Result<(), ToolError> {
 }
 
 /// Opens the agent's database (never creating it) with the limits of the module doc.
-fn connect(env: &ToolEnv, read_only: bool) -> Result<Connection, ToolError> {
+fn connect(env: &ToolEnv, read_only: bool, cancel: &Cancel) -> Result<Connection, ToolError> {
     let Some(path) = &env.database else {
         return Err(ToolError::new("this agent has no database"));
     };
@@ -107,11 +109,31 @@ fn connect(env: &ToolEnv, read_only: bool) -> Result<Connection, ToolError> {
     limit(&conn, Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(cannot)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(cannot)?;
     // SQLite calls this every few thousand steps and interrupts the statement past the
-    // deadline (a runaway recursive CTE ends instead of running for ever).
+    // deadline (a runaway recursive CTE ends instead of running for ever) or once the call
+    // was dropped (the run was cancelled).
     let deadline = Instant::now() + env.tool_timeout;
-    conn.progress_handler(10_000, Some(move || Instant::now() >= deadline))
-        .map_err(cannot)?;
+    let cancelled = Arc::clone(&cancel.0);
+    let stop = move || cancelled.load(Ordering::Relaxed) || Instant::now() >= deadline;
+    conn.progress_handler(10_000, Some(stop)).map_err(cannot)?;
     Ok(conn)
+}
+
+/// Stops the call's statement when dropped: the statement runs on a blocking thread, which
+/// dropping the tool call's future (a cancelled run) would otherwise leave running until its
+/// deadline, holding the database's write lock.
+#[derive(Default)]
+struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    fn share(&self) -> Cancel {
+        Cancel(Arc::clone(&self.0))
+    }
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The database file is reached without symbolic links: its directory is its own canonical
@@ -167,11 +189,15 @@ impl Tool for SqlQueryTool {
             let sql = string_arg(args, "sql")?.to_owned();
             confined(&sql)?;
             let env = env.clone();
-            blocking(move || {
-                let conn = connect(&env, true)?;
+            let cancel = Cancel::default();
+            let shared = cancel.share();
+            let result = blocking(move || {
+                let conn = connect(&env, true, &shared)?;
                 query(&conn, &sql).map_err(|e| sql_error(&e, &env))
             })
-            .await
+            .await;
+            drop(cancel);
+            result
         })
     }
 }
@@ -212,14 +238,18 @@ impl Tool for SqlExecuteTool {
             let sql = string_arg(args, "sql")?.to_owned();
             confined(&sql)?;
             let env = env.clone();
-            blocking(move || {
-                let conn = connect(&env, false)?;
+            let cancel = Cancel::default();
+            let shared = cancel.share();
+            let result = blocking(move || {
+                let conn = connect(&env, false, &shared)?;
                 let before = conn.total_changes();
                 conn.execute_batch(&sql).map_err(|e| sql_error(&e, &env))?;
                 // Rows inserted, updated or deleted, by the statements and their triggers.
                 Ok(json!({"rows_affected": conn.total_changes() - before}))
             })
-            .await
+            .await;
+            drop(cancel);
+            result
         })
     }
 }
@@ -279,6 +309,49 @@ async fn blocking<T: Send + 'static>(
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn regression_a_cancelled_query_ran_on_holding_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let seed = "CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (0);";
+        seed_database(&db, seed).await.unwrap();
+        let env = ToolEnv {
+            workspace: dir.path().into(),
+            database: Some(db),
+            // Longer than the busy timeout: only the cancellation frees the lock in time.
+            tool_timeout: Duration::from_secs(20),
+        };
+        // A query that never ends holds a shared lock, which keeps any writer from committing.
+        let endless = json!({"sql": "SELECT count(*) FROM \
+            (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c), t"});
+        let call = SqlQueryTool.call(&endless, &env);
+        let cancelled = tokio::time::timeout(Duration::from_millis(300), call).await;
+        assert!(cancelled.is_err(), "the endless query ended on its own");
+        // The query stopped with its call: a write gets through within the busy timeout
+        // instead of failing with `database is locked`.
+        let one = json!({"sql": "INSERT INTO t (id) VALUES (1)"});
+        let done = SqlExecuteTool.call(&one, &env).await.unwrap();
+        assert_eq!(done, json!({"rows_affected": 1}));
+    }
+
+    #[tokio::test]
+    async fn a_join_shows_both_columns_of_the_same_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let seed = "CREATE TABLE a (id INTEGER); CREATE TABLE b (id INTEGER); \
+                    INSERT INTO a VALUES (1); INSERT INTO b VALUES (2);";
+        seed_database(&db, seed).await.unwrap();
+        let env = ToolEnv {
+            workspace: dir.path().into(),
+            database: Some(db),
+            tool_timeout: Duration::from_secs(5),
+        };
+        let sql = json!({"sql": "SELECT a.id, b.id FROM a, b"});
+        let result = SqlQueryTool.call(&sql, &env).await.unwrap();
+        assert_eq!(result["columns"], json!(["id", "id:2"]));
+        assert_eq!(result["rows"], json!([{"id": 1, "id:2": 2}]));
+    }
 
     #[tokio::test]
     async fn query_reads_and_refuses_writes_execute_writes() {

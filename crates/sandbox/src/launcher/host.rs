@@ -5,6 +5,7 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
 use nix::errno::Errno;
@@ -179,7 +180,19 @@ fn spawn(request: Request, fds: Vec<OwnedFd>) -> Result<std::process::Child, Str
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(stderr))
         .spawn()
-        .map_err(|e| format!("cannot start {} in {}: {e}", request.program, request.cwd))
+        .map_err(|e| {
+            if !Path::new(&request.cwd).is_dir() {
+                // The sandbox's `/run` and `/dev` are its own: a working directory there is not
+                // in its view.
+                format!(
+                    "the working directory {} is not visible in the sandbox (its /run and /dev \
+                     are its own); run from a directory elsewhere",
+                    request.cwd
+                )
+            } else {
+                format!("cannot start {} in {}: {e}", request.program, request.cwd)
+            }
+        })
 }
 
 /// Waits until `first` ends (reaping whatever else ends meanwhile) or the client goes away.

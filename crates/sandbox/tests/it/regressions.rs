@@ -194,3 +194,32 @@ async fn a_program_that_is_not_a_launcher_is_always_named_as_such() {
         }
     }
 }
+
+#[tokio::test]
+async fn regression_a_working_directory_under_run_read_as_a_missing_bash() {
+    // `/run` is the sandbox's own, empty: a working directory there is out of its view.
+    let Ok(dir) = tempfile::tempdir_in("/run") else {
+        eprintln!("skipped: /run is not writable for this user");
+        return;
+    };
+    let home = outside_dir();
+    let sb = sandbox(Policy::new(Network::Off));
+    // The host reports a failed start when it is asked to, or at the first wait.
+    let text = match sb
+        .spawn(&bash_command("true", dir.path(), home.path()))
+        .await
+    {
+        Err(error) => error.to_string(),
+        Ok(mut child) => match child.wait().await {
+            Err(error) => error.to_string(),
+            Ok(status) => panic!("a command ran in {}: {status}", dir.path().display()),
+        },
+    };
+    assert!(
+        text.contains(&format!(
+            "the working directory {} is not visible in the sandbox",
+            dir.path().display()
+        )),
+        "{text}"
+    );
+}

@@ -84,7 +84,8 @@ fn interpret(
     call: &Call<'_>,
 ) {
     let read = read_interpreter(family, w);
-    if let Some(option) = &read.inline {
+    let notifies = family == Family::Osascript && super::applescript::only_notifies(w);
+    if let Some(option) = read.inline.as_ref().filter(|_| !notifies) {
         a.report(
             RuleId::InlineCode,
             call.span.clone(),
@@ -96,7 +97,7 @@ fn interpret(
     }
     if read.in_place {
         for file in w.iter().skip(read.operands) {
-            a.written(call.span.clone(), &file.text, &format!("`{base} -i`"));
+            a.written_word(call.span.clone(), file, &format!("`{base} -i`"));
         }
     }
 }

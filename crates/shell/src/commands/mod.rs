@@ -1,9 +1,11 @@
 //! Checks on one command: the name must be a plain word; wrappers are unwrapped and the
 //! wrapped command checked in its own right; then the rules for the command's name.
 
+mod applescript;
 mod code;
 mod deletes;
 mod destructive;
+mod environment_path;
 mod git;
 mod hidden;
 mod interpreters;
@@ -40,10 +42,18 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
     if !a.budget.charge(size, call.span.clone()) || a.halted() {
         return;
     }
+    let renamed;
+    let mut words = words;
     if !name_word.plain {
-        let why = obfuscation(cx, name_word);
-        a.report(RuleId::ObfuscatedCommand, name_word.span.clone(), why);
+        if let Some(text) = environment_path::program(a, cx, name_word) {
+            renamed = static_name(words, text);
+            words = &renamed;
+        } else {
+            let why = obfuscation(cx, name_word);
+            a.report(RuleId::ObfuscatedCommand, name_word.span.clone(), why);
+        }
     }
+    let name_word = &words[0];
     let Some(name) = name_word.lit() else {
         return;
     };
@@ -67,6 +77,15 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         git::check(a, args, call);
     }
     writes::check(a, base, args, call);
+}
+
+/// `words` with the name read as the static `text`.
+fn static_name<'t>(words: &[Word<'t>], text: String) -> Vec<Word<'t>> {
+    let mut renamed = words.to_vec();
+    let name = &mut renamed[0];
+    name.text = text;
+    (name.plain, name.dynamic, name.unknown, name.unknown_name) = (true, false, false, false);
+    renamed
 }
 
 fn obfuscation(cx: Cx<'_, '_>, word: &Word<'_>) -> String {

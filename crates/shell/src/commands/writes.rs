@@ -15,7 +15,7 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         "tee" => {
             let p = parse_args(args, "", &[]);
             for file in &p.operands {
-                a.written(span.clone(), &file.text, &how);
+                a.written_word(span.clone(), file, &how);
                 a.dynamic_write(span.clone(), file, &how);
             }
         }
@@ -24,6 +24,9 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
         "dd" => {
             for arg in args {
                 if let Some(file) = arg.text.strip_prefix("of=") {
+                    if !arg.unknown {
+                        a.note_write(file);
+                    }
                     a.written(span.clone(), file, "`dd of=`");
                     if arg.unknown {
                         super::destructive::dynamic_target(a, &[arg], call, "`dd of=`");
@@ -146,7 +149,12 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
     let target = p.value('t', "target-directory").map(str::to_owned);
     let (dest, sources) = match (&target, p.operands.split_last()) {
         (Some(dir), _) => (dir.clone(), &p.operands[..]),
-        (None, Some((last, rest))) => (last.text.clone(), rest),
+        (None, Some((last, rest))) => {
+            if !last.unknown {
+                a.note_write(&last.text);
+            }
+            (last.text.clone(), rest)
+        }
         (None, None) => return,
     };
     let how = format!("`{base}`");
@@ -300,7 +308,7 @@ fn sed(a: &mut Analyzer, args: &[Word<'_>], call: &Call<'_>) {
     }
     let skip = usize::from(!script_given);
     for file in files.iter().skip(skip) {
-        a.written(call.span.clone(), &file.text, "`sed -i`");
+        a.written_word(call.span.clone(), file, "`sed -i`");
     }
 }
 
@@ -321,7 +329,8 @@ fn sed_executes(script: &str) -> bool {
                 break;
             }
         }
-        i
+        // A backslash ending the program steps past its end.
+        i.min(chars.len())
     };
     let to_end = |mut i: usize, stop_at_semicolon: bool| {
         while let Some(&c) = chars.get(i) {
@@ -370,6 +379,23 @@ fn sed_executes(script: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::sed_executes;
+
+    #[test]
+    fn regression_a_backslash_ending_a_sed_program_indexed_past_its_end() {
+        // Found by the `analyze` fuzz target: `y` and `s` read their two parts, and a
+        // backslash as the last character skipped two.
+        assert!(!sed_executes("ys-_u-Kr=\0\\\\6\u{7}nnF\\\\"));
+        assert!(!sed_executes("s/a/b\\"));
+        assert!(!sed_executes("y/a\\"));
+        assert!(sed_executes("s/a/b/e"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_sed_program_is_read_without_panicking(script in "[sy/\\\\e;{}!aic0-9 \n-]{0,24}") {
+            let _ = sed_executes(&script);
+        }
+    }
 
     #[test]
     fn sed_programs_that_run_commands() {

@@ -187,7 +187,7 @@ impl Analyzer {
             {
                 return;
             }
-            self.written(span.clone(), &word.text, &format!("redirection `{op}`"));
+            self.written_word(span.clone(), &word, &format!("redirection `{op}`"));
             self.truncated(span.clone(), &word.text, op);
             self.dynamic_write(span, &word, &format!("redirection `{op}`"));
         }
@@ -216,6 +216,28 @@ impl Analyzer {
         match &self.cwd {
             Some(dir) if !path.starts_with(['/', '~']) => format!("{dir}/{path}"),
             _ => path.to_owned(),
+        }
+    }
+
+    /// A write to the file `word` by `how`: reported if the path is sensitive, and listed among
+    /// the text's static write targets if its value is known.
+    pub fn written_word(&mut self, span: std::ops::Range<usize>, word: &Word<'_>, how: &str) {
+        if !word.unknown {
+            self.note_write(&word.text);
+        }
+        self.written(span, &word.text, how);
+    }
+
+    /// Lists `path` (resolved and normalised) among the text's static write targets, unless
+    /// it is a device or the list is full. The caller knows that the path is static.
+    pub fn note_write(&mut self, path: &str) {
+        if path.contains(word::UNKNOWN) || self.writes.len() >= limits::MAX_WRITES {
+            return;
+        }
+        let path = paths::normalize(&self.resolve(path));
+        let device = path.starts_with("/dev/") || path.starts_with("/proc/self/fd/");
+        if !device && !path.is_empty() && !self.writes.contains(&path) {
+            self.writes.push(path);
         }
     }
 

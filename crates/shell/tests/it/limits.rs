@@ -225,3 +225,17 @@ fn long_messages_are_cut() {
     let a = analyze(&format!("echo > ~/.ssh/{target}"), Profile::Agent);
     assert!(a.findings.iter().all(|f| f.message.len() <= 1024));
 }
+
+#[test]
+fn regression_sed_programs_ending_in_a_backslash_crashed_the_analyzer() {
+    // Inputs of the `analyze` fuzz target.
+    for command in [
+        "sed -n -eys-_u-Kr=\u{0}\\\\6\u{7}nnF\\\\",
+        "sed -n -eys-_u-Kr=%\\\\\\\\\\\\&\\\\\\\\\\KK--ssh vc\u{0}\u{0}ct",
+        "sed -i 's/a/b\\' f",
+    ] {
+        for profile in tollgate_shell::Profile::ALL {
+            let _ = tollgate_shell::analyze(command, profile);
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod benign;
 mod bypass;
 mod corpus;
 mod deletes;
@@ -14,6 +15,7 @@ mod props;
 mod red_team;
 mod rules;
 mod tools;
+mod writes;
 
 use tollgate_shell::{Analysis, Profile, Verdict, analyze};
 

@@ -31,9 +31,12 @@ enum Stop {
 }
 
 impl CappedRows {
+    /// Rows of a result whose columns are named `columns`; a repeated name (`SELECT a.id,
+    /// b.id` gives `id` twice) becomes `id:2`, `id:3`, …, since each row is a JSON object and
+    /// would otherwise keep one of them only.
     pub(super) fn new(columns: Vec<String>) -> Self {
         Self {
-            columns,
+            columns: distinct(columns),
             rows: Vec::new(),
             bytes: 0,
             cut_cells: 0,
@@ -104,6 +107,33 @@ impl CappedRows {
     }
 }
 
+/// `columns` with every repeated name made distinct by a `:N` suffix (the first keeps its
+/// name; a suffix already taken by another column is skipped).
+fn distinct(columns: Vec<String>) -> Vec<String> {
+    use std::collections::{HashMap, HashSet};
+    let mut taken: HashSet<String> = columns.iter().cloned().collect();
+    // The next suffix to try per name, so many equal names stay linear.
+    let mut next: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::with_capacity(columns.len());
+    for name in columns {
+        if seen.insert(name.clone()) {
+            out.push(name);
+            continue;
+        }
+        let n = next.entry(name.clone()).or_insert(2);
+        let mut unique = format!("{name}:{n}");
+        while taken.contains(&unique) {
+            *n += 1;
+            unique = format!("{name}:{n}");
+        }
+        *n += 1;
+        taken.insert(unique.clone());
+        out.push(unique);
+    }
+    out
+}
+
 /// A cell as JSON, by SQLite storage class, and whether it was cut.
 fn cell(value: rusqlite::types::ValueRef<'_>) -> (Value, bool) {
     use rusqlite::types::ValueRef;
@@ -139,6 +169,18 @@ fn text(bytes: &[u8]) -> (Value, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_columns_sharing_a_name_kept_one_value_per_row() {
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            distinct(names(&["id", "id", "name", "id"])),
+            ["id", "id:2", "name", "id:3"]
+        );
+        // A suffix another column already has is skipped, whichever comes first.
+        assert_eq!(distinct(names(&["x", "x:2", "x"])), ["x", "x:2", "x:3"]);
+        assert_eq!(distinct(names(&["x", "x", "x:2"])), ["x", "x:3", "x:2"]);
+    }
 
     #[test]
     fn long_text_keeps_its_head_and_says_how_much_is_left() {
