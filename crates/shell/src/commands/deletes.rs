@@ -162,6 +162,10 @@ fn inside_system(a: &Analyzer, path: &str) -> Option<String> {
 
 /// [`refused_place`] for `path`, `n` being it resolved and normalised.
 fn refused_at(a: &Analyzer, path: &str, n: &str) -> Option<String> {
+    // An empty argument (`"$F"` with `F` unset) names no file, not the current directory.
+    if path.is_empty() {
+        return None;
+    }
     if a.cwd_protected && whole_directory(path) {
         return Some(format!("`{path}` after `cd` to a protected directory"));
     }
@@ -202,8 +206,12 @@ fn home_file(n: &str) -> Option<String> {
 }
 
 /// A relative path naming the whole current directory or all its entries (`.`, `*`,
-/// `./*`, also spelled `/proc/self/cwd`).
+/// `./*`, also spelled `/proc/self/cwd`). An empty argument (`"$F"` with `F` unset) names
+/// no file at all: `rm ""` fails.
 fn whole_directory(path: &str) -> bool {
+    if path.is_empty() {
+        return false;
+    }
     let n = paths::normalize(path);
     paths::is_whole_directory(path) || (!n.starts_with(['/', '~']) && paths::is_whole_directory(&n))
 }
@@ -564,7 +572,7 @@ fn git_clean(a: &mut Analyzer, cx: Cx<'_, '_>, args: &[Word<'_>], call: &Call<'_
             .map(|w| w.text.clone()),
     );
     for target in targets {
-        let whole = a.cwd_protected && paths::is_whole_directory(&target);
+        let whole = a.cwd_protected && whole_directory(&target);
         let n = paths::normalize(&a.resolve(&target));
         if whole || paths::is_protected_tree(&n) {
             report(

@@ -129,12 +129,18 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     }
 }
 
+/// `path` names everything in the current directory; an empty argument (`"$F"` with `F`
+/// unset) names no file at all (`rm -rf ""` fails).
+fn whole_directory(path: &str) -> bool {
+    !path.is_empty() && paths::is_whole_directory(path)
+}
+
 /// A target whose recursive deletion or permission change is refused: run-time input, a
 /// protected tree, or everything in the current directory after `cd` to a protected one.
 fn protected(a: &Analyzer, target: &Word<'_>) -> bool {
     target.any
         || paths::is_protected_tree(&target.text)
-        || (a.cwd_protected && paths::is_whole_directory(&target.text))
+        || (a.cwd_protected && whole_directory(&target.text))
         || (a.cwd.is_none() && super::deletes::is_ancestor(&target.text))
 }
 

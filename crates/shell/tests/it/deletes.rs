@@ -166,3 +166,27 @@ fn ordinary_cleanups_stay_allowed() {
         assert_allowed(command);
     }
 }
+
+#[test]
+fn regression_an_unset_variable_after_cd_home_read_as_the_whole_home() {
+    // Bash passes `""` for `"$F"` with `F` unset, which names no file: not `rm -f *`.
+    for command in [
+        "cd ~ && rm -f \"$F\"",
+        "cd \"$HOME\" && rm -f \"$TMP_FILE\"",
+        "cd ~; : > \"$LOG\"",
+    ] {
+        let found = rule_ids(&analyze(command, Profile::External));
+        assert!(
+            !found.contains(&"destructive-delete"),
+            "{command}: {found:?}"
+        );
+    }
+    // Still the whole home: an empty variable before a slash is `/`, and globs are all.
+    for command in [
+        "cd ~ && rm -rf \"$F\"/",
+        "cd ~ && rm -rf ./*",
+        "cd ~ && rm -f *",
+    ] {
+        assert_deletes(command);
+    }
+}
