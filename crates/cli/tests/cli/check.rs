@@ -269,12 +269,43 @@ fn regression_a_config_symlink_to_a_secret_file_echoed_its_lines() {
     }
 }
 
+/// A project directory and a home, outside `/tmp` (the sandbox's own), for `check` to run in.
+struct Place {
+    _base: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Place {
+    fn new() -> Self {
+        let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let (home, project) = (base.path().join("home"), base.path().join("project"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        Place {
+            _base: base,
+            home,
+            project,
+        }
+    }
+
+    /// `tollgate check ARGS` run in the project, `HOME` the home: its stdout.
+    fn check(&self, args: &[&str]) -> String {
+        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+            .arg("check")
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    }
+}
+
 #[test]
 fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let (home, project) = (base.path().join("home"), base.path().join("project"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
+    let place = Place::new();
+    let project = &place.project;
     std::fs::write(
         project.join("hooks.yaml"),
         "hooks:\n  PreToolUse:\n\
@@ -289,16 +320,7 @@ fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
         "sandbox:\n  sources:\n    user_config: {writable: [~/.myrm]}\n",
     )
     .unwrap();
-    let run = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .arg("check")
-            .args(args)
-            .current_dir(&project)
-            .env("HOME", &home)
-            .output()
-            .unwrap();
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let run = |args: &[&str]| place.check(args);
 
     let text = run(&["hooks.yaml"]);
     assert!(
@@ -337,10 +359,8 @@ fn check_names_the_files_a_hook_writes_that_its_sandbox_keeps_read_only() {
 
 #[test]
 fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let (home, project) = (base.path().join("home"), base.path().join("project"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
+    let place = Place::new();
+    let project = &place.project;
     // A directory name YAML would split or misread unquoted.
     let odd = project.join("a,b: [c] #d");
     let hooks = format!(
@@ -348,16 +368,7 @@ fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
         odd.display()
     );
     std::fs::write(project.join("hooks.yaml"), hooks).unwrap();
-    let run = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-            .arg("check")
-            .args(args)
-            .current_dir(&project)
-            .env("HOME", &home)
-            .output()
-            .unwrap();
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let run = |args: &[&str]| place.check(args);
     let text = run(&["hooks.yaml"]);
     let suggested = text
         .lines()

@@ -3,24 +3,7 @@
 
 use tollgate_shell::{Profile, Verdict, analyze};
 
-use super::{assert_allowed, assert_blocked, rule_ids};
-
-#[track_caller]
-fn assert_rule(command: &str, rule: &str, verdict: Verdict) {
-    for profile in Profile::ALL {
-        let a = analyze(command, profile);
-        assert_eq!(
-            a.verdict, verdict,
-            "{profile}: {command:?} → {:?}",
-            a.findings
-        );
-        assert!(
-            rule_ids(&a).contains(&rule),
-            "{profile}: {command:?} → {:?}",
-            a.findings
-        );
-    }
-}
+use super::{assert_allowed, assert_blocked, assert_rule};
 
 #[test]
 fn arithmetic_on_values_only_known_at_run_time_escalates() {

@@ -32,6 +32,24 @@ fn rule_ids(analysis: &Analysis) -> Vec<&'static str> {
     analysis.findings.iter().map(|f| f.rule).collect()
 }
 
+/// `command` gets `verdict` under every profile, with a finding of `rule` among others.
+#[track_caller]
+fn assert_rule(command: &str, rule: &str, verdict: Verdict) {
+    for profile in Profile::ALL {
+        let a = analyze(command, profile);
+        assert_eq!(
+            a.verdict, verdict,
+            "{profile}: {command:?} → {:?}",
+            a.findings
+        );
+        assert!(
+            rule_ids(&a).contains(&rule),
+            "{profile}: {command:?} → {:?}",
+            a.findings
+        );
+    }
+}
+
 #[track_caller]
 fn assert_blocked(command: &str) {
     for profile in Profile::ALL {
