@@ -158,19 +158,7 @@ fn copied_program(
 
 /// `cp|ln|install|rsync|mv SOURCE… DEST`: remembers where copies of programs land.
 fn record_copies(a: &mut Analyzer, cx: Cx<'_, '_>, args: &[Word<'_>]) {
-    let p = parse_args(
-        args,
-        "tSmogeB",
-        &[
-            "target-directory",
-            "suffix",
-            "mode",
-            "owner",
-            "group",
-            "rsh",
-            "backup-dir",
-        ],
-    );
+    let p = super::writes::parse_copy(args);
     let target = p.value('t', "target-directory").map(str::to_owned);
     let (dest, sources) = match (&target, p.operands.split_last()) {
         (Some(dir), _) => (dir.clone(), &p.operands[..]),

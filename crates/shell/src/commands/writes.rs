@@ -132,8 +132,10 @@ pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call
     }
 }
 
-fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
-    let p = parse_args(
+/// The arguments of `cp`, `mv`, `install`, `ln`, `rsync` or `scp`, with the options that take
+/// a value known (`-t DIR`, `-S SUFFIX`, `-m MODE`, …).
+pub(super) fn parse_copy<'w, 't>(args: &'w [Word<'t>]) -> super::Parsed<'w, 't> {
+    parse_args(
         args,
         "tSmogeB",
         &[
@@ -145,7 +147,11 @@ fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
             "rsh",
             "backup-dir",
         ],
-    );
+    )
+}
+
+fn copy(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
+    let p = parse_copy(args);
     let target = p.value('t', "target-directory").map(str::to_owned);
     let (dest, sources) = match (&target, p.operands.split_last()) {
         (Some(dir), _) => (dir.clone(), &p.operands[..]),
