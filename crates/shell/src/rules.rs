@@ -345,8 +345,9 @@ static RULES: [Rule; 37] = [
     Rule {
         id: "system-shutdown",
         severity: Block,
-        description: "stopping the machine or every process: `shutdown`, `reboot`, `halt`, `poweroff`, `init 0|6`, `systemctl poweroff|reboot|halt|kexec`, `kill -9 -1`, `kill 1`, `killall5`, writes to `/proc/sysrq-trigger` or `/proc/sys/*`",
+        description: "stopping the machine or every process: `shutdown`, `reboot`, `halt`, `poweroff`, `init 0|6`, `systemctl poweroff|reboot|halt|kexec`, `kill -9 -1`, `kill 1`, `killall5`, `kill` of every process a substitution or a loop lists (`for p in $(pgrep .); do kill $p; done`), writes to `/proc/sysrq-trigger` or `/proc/sys/*`",
         matches: &[
+            "for p in $(pgrep .); do kill -9 $p; done",
             "shutdown -h now",
             "reboot",
             "sudo poweroff",
@@ -824,8 +825,9 @@ static RULES: [Rule; 37] = [
     Rule {
         id: "system-tamper",
         severity: Block,
-        description: "disarming or taking over the running system: kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or disabled (`iptables -F|-P`, `nft flush`, `ufw disable`), SELinux, AppArmor or auditing turned off, guard or remote-access services stopped (`systemctl stop sshd`, `service auditd stop`), `chattr +i`, `umount /`, `mount -o remount /`, mounts over system directories, `swapoff -a`, boot entries changed (`efibootmgr -B`), system logs cleared (`journalctl --vacuum-*`, `dmesg -C`)",
+        description: "disarming or taking over the running system: kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or disabled (`iptables -F|-P`, `nft flush`, `ufw disable`), SELinux, AppArmor or auditing turned off, guard or remote-access services stopped or killed (`systemctl stop sshd`, `service auditd stop`, `pkill sshd`), `chattr +i`, `umount /`, `mount -o remount /`, mounts over system directories, `swapoff -a`, boot entries changed (`efibootmgr -B`), system logs cleared (`journalctl --vacuum-*`, `dmesg -C`)",
         matches: &[
+            "killall -9 sshd",
             "insmod /tmp/rootkit.ko",
             "modprobe -r ext4",
             "iptables -F",

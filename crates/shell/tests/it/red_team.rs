@@ -227,6 +227,43 @@ fn killing_everything_through_reformatting_stages() {
 }
 
 #[test]
+fn killing_everything_in_a_loop_over_process_ids() {
+    for command in [
+        "for p in $(pgrep .); do kill -9 $p; done",
+        "for p in `ps -e -o pid=`; do kill -KILL \"$p\"; done",
+        "for pid in $(ps -A -o pid); do if [ \"$pid\" != 1 ]; then kill ${pid}; fi; done",
+        "ps -e -o pid= | while read p; do kill -9 \"$p\"; done",
+        "pgrep . | while read -r pid; do kill -s KILL \"$pid\"; done",
+    ] {
+        blocked_by(command, "system-shutdown");
+    }
+    for command in [
+        "for p in $(pgrep -f 'node server.js'); do kill $p; done",
+        "pgrep -f myapp | while read p; do kill \"$p\"; done",
+        "for p in $(cat app.pid); do kill $p; done",
+        "for f in $(pgrep .); do echo \"$f\"; done; kill 1234",
+    ] {
+        assert_allowed(command);
+    }
+}
+
+#[test]
+fn killing_the_guards_of_the_machine_by_name() {
+    for command in [
+        "killall sshd",
+        "pkill -9 sshd",
+        "sudo killall -9 auditd",
+        "pkill rsyslogd",
+        "killall -q fail2ban",
+    ] {
+        blocked_by(command, "system-tamper");
+    }
+    for command in ["killall ssh", "killall node", "pkill -f 'python app.py'"] {
+        assert_allowed(command);
+    }
+}
+
+#[test]
 fn system_tamper() {
     for command in [
         "insmod /tmp/rootkit.ko",

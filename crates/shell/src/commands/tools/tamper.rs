@@ -2,9 +2,9 @@
 //! kernel modules loaded or removed (`insmod`, `modprobe`, `rmmod`), firewalls flushed or
 //! disabled (`iptables -F`, `ufw disable`, `nft flush ruleset`), mandatory access control and
 //! auditing switched off (`setenforce 0`, `aa-teardown`, `auditctl -D`), security or remote
-//! access services stopped (`systemctl stop sshd`, `service auditd stop`), files made
-//! undeletable (`chattr +i`), the root file system unmounted or remounted, swap turned off,
-//! boot entries changed (`efibootmgr -B`). Reported as `system-tamper`.
+//! access services stopped or killed (`systemctl stop sshd`, `service auditd stop`, `pkill
+//! sshd`), files made undeletable (`chattr +i`), the root file system unmounted or remounted,
+//! swap turned off, boot entries changed (`efibootmgr -B`). Reported as `system-tamper`.
 
 use crate::rules::RuleId;
 use crate::walk::{Analyzer, Call};
@@ -75,6 +75,8 @@ const NAMES: &[&str] = &[
     "setfacl",
     "loginctl",
     "systemd-run",
+    "killall",
+    "pkill",
 ];
 
 pub(super) fn check(a: &mut Analyzer, base: &str, args: &[Word<'_>], call: &Call<'_>) {
@@ -216,6 +218,15 @@ fn tampers(base: &str, args: &[Word<'_>]) -> Option<String> {
             "`chattr +i` makes files impossible to change or delete".to_owned()
         }
         "systemctl" => return systemctl(&lits),
+        // The process names of the guards (`sshd`, `auditd`, `rsyslogd`, …); `ssh` alone is
+        // the client, which a user may kill.
+        "killall" | "pkill" => {
+            let name = lits.iter().filter(|t| !t.starts_with('-')).find(|t| {
+                let daemon = t.strip_suffix('d').unwrap_or(t);
+                **t != "ssh" && (GUARDS.contains(t) || GUARDS.contains(&daemon))
+            })?;
+            format!("`{base}` kills a guard of the machine (`{name}`)")
+        }
         "service"
             if lits.len() >= 2
                 && GUARDS.contains(&lits[0])
