@@ -30,21 +30,22 @@ pub const MAX_WRAPPERS: usize = 16;
 pub const MAX_PIPES: usize = 512;
 
 /// Parser work across all parses of one analysis, in steps of 100 tree-sitter operations.
-pub const MAX_PARSE_STEPS: u64 = 1024;
+pub const MAX_PARSE_STEPS: u64 = 512;
 
 /// Bytes the parser reads across all parses of one analysis, re-reads included (the
 /// tree-sitter-bash scanner can re-read the rest of the text for every token of some
 /// malformed inputs).
-pub const MAX_LEXED_BYTES: usize = 6 * MAX_COMMAND_BYTES;
+pub const MAX_LEXED_BYTES: usize = 9 * MAX_COMMAND_BYTES / 2;
 
 /// Rounds of line-continuation joining (`\<newline>`) of one text.
 pub const MAX_JOIN_ROUNDS: usize = 4;
 
 /// Analysis work across one analysis, in units of about one syntax node visited or one byte
-/// of word text decoded or checked, plus 4 per command word and 16 per redirection target
-/// (compiling a write target's glob costs 2048). A 30 KB script of ordinary commands needs
-/// about 80,000; the budget stops the costliest 32 KiB inputs within about 50 ms.
-pub const MAX_WORK: u64 = 112 * 1024;
+/// of word text decoded or checked, plus 8 per command word, 16 per redirection target and
+/// 64 per parse (compiling a write target's glob costs 2048). Ordinary hook commands need
+/// about 4 units per byte, so scripts up to about 18 KB fit; with [`MAX_PARSE_STEPS`] it
+/// stops the costliest 32 KiB inputs within about 40 ms on a 2-core development VM.
+pub const MAX_WORK: u64 = 72 * 1024;
 
 /// Bytes of variable values and positional parameters substituted into words across one
 /// analysis (`X=$X$X` doubles a value with every assignment).

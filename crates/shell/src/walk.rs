@@ -22,6 +22,9 @@ use std::rc::Rc;
 use tree_sitter::{Node, TreeCursor};
 
 use crate::limits::{self, Budget, MAX_FINDINGS, MAX_JOIN_ROUNDS, MAX_NESTING, MAX_TREE_DEPTH};
+
+/// Work units charged for each parse of a text, on top of its parser steps.
+const PARSE_COST: usize = 64;
 use crate::model::{Finding, Profile};
 use crate::parse::{Unparsed, parse};
 use crate::rules::RuleId;
@@ -218,6 +221,11 @@ impl Analyzer {
                 Ok(tree) => tree,
                 Err(why) => return self.unparsed(src, why, whole),
             };
+            // A parse has a fixed cost (tree allocation, parser reset) that its steps do not
+            // show: thousands of tiny nested texts add up.
+            if !self.budget.charge(PARSE_COST, whole.clone()) {
+                return;
+            }
             let Some(next) = syntax::join_continuations(src, tree.root_node(), &src.budget) else {
                 return self.walk_tree(src, nesting, whole, tree.root_node());
             };
