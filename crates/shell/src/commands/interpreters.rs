@@ -333,17 +333,21 @@ fn awk(a: &mut Analyzer, w: &[Word<'_>], call: &Call<'_>) {
     if uses_file {
         return;
     }
-    let program = &w[i].text;
-    let compact: String = program.chars().filter(|c| !c.is_whitespace()).collect();
-    if compact.contains("system(")
-        || compact.contains("|\"")
-        || compact.contains("|getline")
-        || compact.contains("|&")
-    {
+    if awk_runs_commands(&w[i].text) {
         a.report(
             RuleId::InlineCode,
             call.span.clone(),
             "the awk program runs commands (`system()` or a pipe)",
         );
     }
+}
+
+/// An awk program that runs commands: `system()`, or a pipe to or from a command (`print |
+/// "sh"`, `"cmd" | getline`, `|&`).
+pub(crate) fn awk_runs_commands(program: &str) -> bool {
+    let compact: String = program.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.contains("system(")
+        || compact.contains("|\"")
+        || compact.contains("|getline")
+        || compact.contains("|&")
 }

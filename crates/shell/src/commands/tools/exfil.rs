@@ -11,7 +11,7 @@ use crate::commands::producers::command_words;
 use crate::commands::wrappers::unwrap;
 use crate::paths;
 use crate::rules::RuleId;
-use crate::syntax::{descendants, named_children};
+use crate::syntax::named_children;
 use crate::walk::{Analyzer, Call, Cx, Stdin};
 use crate::word::{UNKNOWN, Word};
 
@@ -260,15 +260,7 @@ fn redirected_input(a: &Analyzer, cx: Cx<'_, '_>, call: &Call<'_>) -> Option<Str
 /// environment.
 fn stage_reads_secret(a: &mut Analyzer, cx: Cx<'_, '_>, stage: Node<'_>) -> Option<String> {
     let span = cx.src.orig(stage.byte_range());
-    let mut within = true;
-    let commands: Vec<Node<'_>> = descendants(stage)
-        .take_while(|_| {
-            within = within && a.budget.charge(1, span.clone());
-            within
-        })
-        .filter(|n| n.kind() == "command")
-        .take(16)
-        .collect();
+    let commands = super::commands_within(a, cx, stage, 16);
     commands.into_iter().find_map(|c| {
         let words = command_words(cx, c);
         let (base, args) = unwrap(&words)?;

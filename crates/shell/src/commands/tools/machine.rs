@@ -13,7 +13,6 @@ use super::opts::{self, Arg, Spec};
 use crate::commands::producers::command_words;
 use crate::commands::wrappers::unwrap;
 use crate::rules::RuleId;
-use crate::syntax::descendants;
 use crate::walk::{Analyzer, Call, Cx, Stdin};
 use crate::word::Word;
 
@@ -89,15 +88,7 @@ fn kill(a: &mut Analyzer, cx: Cx<'_, '_>, args: &[Word<'_>]) -> Option<&'static 
 /// Whether the commands inside `node` list every process (`pgrep .`, `pgrep -u USER`,
 /// `ps -e` with no filter after it).
 pub(super) fn lists_everything(a: &mut Analyzer, cx: Cx<'_, '_>, node: Node<'_>) -> bool {
-    let span = cx.src.orig(node.byte_range());
-    let mut within = true;
-    let commands: Vec<Node<'_>> = descendants(node)
-        .take_while(|_| {
-            within = within && a.budget.charge(1, span.clone());
-            within
-        })
-        .filter(|n| n.kind() == "command")
-        .collect();
+    let commands = super::commands_within(a, cx, node, usize::MAX);
     let mut lister = false;
     let mut filtered = false;
     for command in commands {

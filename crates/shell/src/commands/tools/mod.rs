@@ -231,3 +231,23 @@ fn in_temp_dir(path: &str) -> bool {
         .iter()
         .any(|d| n == *d || n.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
 }
+
+/// The first `limit` command nodes inside `node`, a work unit charged per node walked; fewer
+/// when the analysis budget runs out.
+pub(super) fn commands_within<'t>(
+    a: &mut Analyzer,
+    cx: Cx<'_, '_>,
+    node: tree_sitter::Node<'t>,
+    limit: usize,
+) -> Vec<tree_sitter::Node<'t>> {
+    let span = cx.src.orig(node.byte_range());
+    let mut within = true;
+    crate::syntax::descendants(node)
+        .take_while(|_| {
+            within = within && a.budget.charge(1, span.clone());
+            within
+        })
+        .filter(|n| n.kind() == "command")
+        .take(limit)
+        .collect()
+}

@@ -240,19 +240,12 @@ fn awk(a: &mut Analyzer, w: &[Word<'_>], call: &Call<'_>) {
             "-e" | "--source" => Some(next()),
             _ => t.strip_prefix("--source="),
         };
-        if let Some(p) = program {
-            let compact: String = p.chars().filter(|c| !c.is_whitespace()).collect();
-            if compact.contains("system(")
-                || compact.contains("|\"")
-                || compact.contains("|getline")
-                || compact.contains("|&")
-            {
-                a.report(
-                    RuleId::InlineCode,
-                    call.span.clone(),
-                    "the awk program runs commands (`system()` or a pipe)",
-                );
-            }
+        if program.is_some_and(crate::commands::interpreters::awk_runs_commands) {
+            a.report(
+                RuleId::InlineCode,
+                call.span.clone(),
+                "the awk program runs commands (`system()` or a pipe)",
+            );
         }
         let library = match t {
             "-l" | "--load" => Some(next()),
