@@ -17,7 +17,8 @@
 //! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?,
 //! "sandbox"?,"writes"?:[{"path","access":"writable"|"read_only"|"private_tmp","grant"?}]}],
 //! "warnings":[{"entry","message"}],"errors":[…]}]}`. Exit status: 0 when every file parsed
-//! (warnings allowed), 1 otherwise.
+//! (warnings allowed), 1 otherwise; with `--strict` (for CI) also 1 when there is any warning,
+//! including a command's write its sandbox keeps read-only (notes do not count).
 //!
 //! Everything printed comes from files (paths, names, commands, warnings), so control
 //! characters, line separators and bidirectional controls are escaped: in text as `\u{1b}`,
@@ -49,6 +50,10 @@ pub struct Check {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Exit 1 when there is any warning, not only when a file cannot be loaded (for CI: a
+    /// skipped entry or a mistyped key must not pass unnoticed).
+    #[arg(long)]
+    strict: bool,
     /// An admin (trusted) hook file; repeat for several.
     #[arg(long = "admin", value_name = "FILE")]
     admin: Vec<PathBuf>,
@@ -68,6 +73,20 @@ struct FileReport {
     hooks: Vec<HookReport>,
     warnings: Vec<WarningReport>,
     errors: Vec<String>,
+}
+
+impl FileReport {
+    /// Its warnings, counting a command's write that its sandbox keeps read-only (the hook
+    /// will fail there) but not notes.
+    fn warning_count(&self) -> usize {
+        let writes = self
+            .hooks
+            .iter()
+            .flat_map(|h| &h.writes)
+            .filter(|w| w.access == Access::ReadOnly)
+            .count();
+        self.warnings.len() + writes
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -111,13 +130,18 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
     for path in &args.files {
         files.push(report(path, load(path), &classes, &policy));
     }
-    let ok = files.iter().all(|f| f.errors.is_empty());
+    let loaded = files.iter().all(|f| f.errors.is_empty());
+    let warnings: usize = files.iter().map(FileReport::warning_count).sum();
+    let ok = loaded && !(args.strict && warnings > 0);
     let report = Report { files };
     if args.json {
         let json = serde_json::to_string_pretty(&report)?;
         writeln!(out, "{}", escape_controls_json(&json))?;
     } else {
         print_text(&report, out)?;
+        if loaded && !ok {
+            writeln!(out, "{warnings} warning(s); --strict fails on warnings")?;
+        }
     }
     Ok(if ok {
         ExitCode::SUCCESS

@@ -398,3 +398,51 @@ fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
     );
     assert_eq!(granted["writes"][0]["access"], "writable", "{json:#}");
 }
+
+#[test]
+fn strict_fails_on_any_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.yaml");
+    std::fs::write(
+        &clean,
+        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tools: bash_code_execute_tool\n",
+    )
+    .unwrap();
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(
+        &typo,
+        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tool: bash_*\n",
+    )
+    .unwrap();
+    let (clean, typo) = (clean.display().to_string(), typo.display().to_string());
+    // Without --strict a warning passes; with it, only a file without warnings does.
+    assert_eq!(check(&[&typo]).0, 0);
+    let (code, out) = check(&["--strict", &typo]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("1 warning(s); --strict fails on warnings"),
+        "{out}"
+    );
+    let (code, out) = check(&["--strict", &clean]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(check_json(&["--strict", &typo]).0, 1);
+}
+
+#[test]
+fn strict_counts_a_write_the_sandbox_keeps_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &hooks,
+        "hooks:\n  PreToolUse:\n    - script: echo x >> /var/log/tollgate/audit.log\n",
+    )
+    .unwrap();
+    let hooks = hooks.display().to_string();
+    let (code, json) = check_json(&["--strict", &hooks]);
+    assert!(json["files"][0]["warnings"].as_array().unwrap().is_empty());
+    assert_eq!(
+        json["files"][0]["hooks"][0]["writes"][0]["access"],
+        "read_only"
+    );
+    assert_eq!(code, 1);
+}
