@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use tollgate_core::ToolMatcher;
 
 use crate::error::{ConfigError, Result};
-use crate::{fields, read};
+use crate::{fields, read, suggest};
 
 /// One `class_hooks` entry: `{class, priority, params}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +37,12 @@ pub struct AgentConfig {
 }
 
 const HOOKS: &str = "model_config_json.hooks";
+/// The keys of `model_config_json.hooks`.
+const HOOK_KEYS: [&str; 3] = [
+    "class_hooks",
+    "require_confirmation_for_all",
+    "confirmation_tools",
+];
 
 impl AgentConfig {
     /// Reads and parses an agent config.
@@ -108,7 +114,7 @@ impl AgentConfig {
                     ToolMatcher::new(&globs).map_err(|e| self.invalid(&at, e.to_string()))?;
                     self.confirmation_tools = globs;
                 }
-                other => return Err(self.invalid(&at, format!("unknown key `{other}`"))),
+                other => return Err(self.invalid(&at, suggest::unknown_key(other, &HOOK_KEYS))),
             }
         }
         Ok(())
@@ -122,7 +128,8 @@ impl AgentConfig {
             .keys()
             .find(|k| !matches!(k.as_str(), "class" | "priority" | "params"))
         {
-            return Err(self.invalid(&format!("{at}.{key}"), format!("unknown key `{key}`")));
+            let why = suggest::unknown_key(key, &["class", "priority", "params"]);
+            return Err(self.invalid(&format!("{at}.{key}"), why));
         }
         let class = map
             .get("class")

@@ -47,6 +47,7 @@ mod hooks_map;
 mod sandbox;
 mod skill;
 mod spec;
+mod suggest;
 mod warning;
 pub mod yaml;
 

@@ -123,8 +123,8 @@ fn a_mapping_without_a_hook_file_key_is_not_a_hook_file() {
     let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[1], Trust::User).unwrap_err();
     assert!(err.to_string().contains("not a hook file"), "{err}");
     // One known key makes it a hook file; its other keys are named in warnings.
-    let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nhookz: 1\n", Trust::User).unwrap();
-    assert_eq!(file.warnings[0].message, "unknown key `hookz`; ignored");
+    let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nextra: 1\n", Trust::User).unwrap();
+    assert_eq!(file.warnings[0].message, "unknown key `extra`; ignored");
     assert!(HookFile::parse(Path::new("h.yaml"), "{}", Trust::User).is_ok());
     assert!(HookFile::parse(Path::new("a.yaml"), "sandbox: off\n", Trust::Admin).is_ok());
 }
