@@ -8,6 +8,11 @@
 //! analyzer, http URLs by the SSRF guard, secrets and the llm endpoint are read from the
 //! environment); a hook that cannot be built is a warning.
 //!
+//! A `tools` pattern of a tool event that matches none of the runtime's tools (nor any given
+//! with `--tool NAME`) is a warning naming them, with Claude Code's name for the tool where it
+//! has one (`Bash` is `bash_code_execute_tool` here); patterns with `__` (MCP-style names) are
+//! not checked.
+//!
 //! For a sandboxed command hook, the files its command writes (as far as the shell analyzer
 //! can tell) are compared with what its sandbox lets it write: a write to a read-only path
 //! is a warning (the hook will fail), a write to `/tmp` a note (it lands in the sandbox's
@@ -33,7 +38,8 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use tollgate_config::{
-    AgentConfig, Assembler, ConfigError, HookFile, Policy, ResolvedHook, Skill, Trust, Warning,
+    AgentConfig, Assembler, ConfigError, HookFile, KnownTools, Policy, ResolvedHook, Skill, Trust,
+    Warning, unmatched_tools,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
@@ -54,6 +60,10 @@ pub struct Check {
     /// skipped entry or a mistyped key must not pass unnoticed).
     #[arg(long)]
     strict: bool,
+    /// A tool the run has besides the runtime's own (an agent's or a host's custom tool);
+    /// repeat for several. A `tools` pattern that matches none of the known tools is a warning.
+    #[arg(long = "tool", value_name = "NAME")]
+    tools: Vec<String>,
     /// An admin (trusted) hook file; repeat for several.
     #[arg(long = "admin", value_name = "FILE")]
     admin: Vec<PathBuf>,
@@ -122,13 +132,17 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
         .filter_map(|(_, r)| r.as_ref().ok().cloned())
         .collect();
     let policy = Policy::from_admin(&parsed);
-    let classes = ClassTable::builtin();
+    let context = Context {
+        classes: ClassTable::builtin(),
+        policy,
+        tools: KnownTools::runtime().with(args.tools.iter().cloned()),
+    };
     let mut files: Vec<FileReport> = admin
         .into_iter()
-        .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &classes, &policy))
+        .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &context))
         .collect();
     for path in &args.files {
-        files.push(report(path, load(path), &classes, &policy));
+        files.push(report(path, load(path), &context));
     }
     let loaded = files.iter().all(|f| f.errors.is_empty());
     let warnings: usize = files.iter().map(FileReport::warning_count).sum();
@@ -148,6 +162,14 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What every file is checked against.
+struct Context {
+    classes: ClassTable,
+    policy: Policy,
+    /// The tools `tools` patterns should match.
+    tools: KnownTools,
 }
 
 enum Loaded {
@@ -175,28 +197,25 @@ fn load(path: &Path) -> Result<Loaded, ConfigError> {
     }
 }
 
-fn report(
-    path: &Path,
-    loaded: Result<Loaded, ConfigError>,
-    classes: &ClassTable,
-    policy: &Policy,
-) -> FileReport {
+fn report(path: &Path, loaded: Result<Loaded, ConfigError>, context: &Context) -> FileReport {
     let mut report = FileReport {
         path: path.display().to_string(),
         hooks: Vec::new(),
         warnings: Vec::new(),
         errors: Vec::new(),
     };
-    let mut assembler = Assembler::new(classes, policy.clone());
+    let mut assembler = Assembler::new(&context.classes, context.policy.clone());
     let mut warnings: Vec<Warning> = Vec::new();
     match loaded {
         Err(error) => report.errors.push(error.to_string()),
         Ok(Loaded::Skill(skill)) => {
             warnings.extend(skill.warnings);
+            warnings.extend(unmatched_tools(&skill.hooks, &context.tools));
             assembler.add_specs(&skill.hooks);
         }
         Ok(Loaded::Hooks(file)) => {
             warnings.extend(file.warnings);
+            warnings.extend(unmatched_tools(&file.hooks, &context.tools));
             assembler.add_specs(&file.hooks);
         }
         Ok(Loaded::Agent(agent)) => {

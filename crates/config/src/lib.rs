@@ -48,6 +48,7 @@ mod sandbox;
 mod skill;
 mod spec;
 mod suggest;
+mod tools;
 mod warning;
 pub mod yaml;
 
@@ -60,6 +61,7 @@ pub use hook_file::{HookFile, Trust};
 pub use sandbox::{HookSandbox, NetworkChoice, SandboxSettings, Widening};
 pub use skill::{Skill, SkillSet, selected_skills};
 pub use spec::{HookSpec, SpecKind};
+pub use tools::{KnownTools, unmatched_tools};
 pub use warning::Warning;
 
 fn read(path: &Path) -> Result<String> {

@@ -57,7 +57,16 @@ fn a_skill_shows_its_hooks_and_warnings() {
         .iter()
         .map(|w| w["entry"].as_str().unwrap())
         .collect();
-    assert_eq!(entries, ["hooks.OnToolUse", "hooks.PreToolUse[1].tools"]);
+    assert_eq!(
+        entries,
+        [
+            "hooks.OnToolUse",
+            "hooks.PreToolUse[1].tools",
+            // Claude Code's `Bash|Write` matches none of the runtime's tools.
+            "hooks.PostToolUse[0].matcher",
+            "hooks.PostToolUse[0].matcher"
+        ]
+    );
 }
 
 #[test]
@@ -445,4 +454,70 @@ fn strict_counts_a_write_the_sandbox_keeps_read_only() {
         "read_only"
     );
     assert_eq!(code, 1);
+}
+
+#[test]
+fn tools_that_match_no_runtime_tool_are_warned_about_unless_named_with_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("SKILL.md");
+    std::fs::write(
+        &skill,
+        "---\nname: guard\nhooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tools: Bash\n    - script: ./rm.sh\n      tools: ['Bash(rm *)']\n    - script: ./deploy.sh\n      tools: [deploy, 'mcp__github__*']\n---\n",
+    )
+    .unwrap();
+    let skill = skill.display().to_string();
+    let (code, out) = check(&[&skill]);
+    assert_eq!(code, 0, "{out}");
+    // Still loaded: a warning, not an error.
+    assert_eq!(out.matches("pre_tool_use skill:guard/").count(), 3, "{out}");
+    assert!(
+        out.contains(
+            "warning: hooks.PreToolUse[0].tools: `Bash` matches none of this runtime's tools \
+             (bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent); \
+             Claude Code's `Bash` is `bash_code_execute_tool` here"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("hooks.PreToolUse[1].tools: `Bash(rm *)` matches none")
+            && out.contains("`tools` matches tool names only, never arguments"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hooks.PreToolUse[2].tools: `deploy` matches none"),
+        "{out}"
+    );
+    let (code, json) = check_json(&["--strict", "--tool", "deploy", &skill]);
+    assert_eq!(code, 1);
+    let entries: Vec<&str> = json["files"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        entries,
+        ["hooks.PreToolUse[0].tools", "hooks.PreToolUse[1].tools"]
+    );
+}
+
+#[test]
+fn unknown_keys_suggest_the_key_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &hooks,
+        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tool: bash_*\n    - script: ./b.sh\n      failure-mode: fail_closed\n    - script: ./c.sh\n      failure_mode: fail-closed\n",
+    )
+    .unwrap();
+    let (code, out) = check(&["--strict", &hooks.display().to_string()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no hooks"), "{out}");
+    for expected in [
+        "hooks.PreToolUse[0].tool: unknown key `tool` (did you mean `tools`?); the hook is skipped",
+        "hooks.PreToolUse[1].failure-mode: unknown key `failure-mode` (did you mean `failure_mode`?)",
+        "hooks.PreToolUse[2].failure_mode: unknown failure mode `fail-closed` (did you mean `fail_closed`?)",
+    ] {
+        assert!(out.contains(expected), "{expected}\n{out}");
+    }
 }

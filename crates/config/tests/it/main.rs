@@ -7,6 +7,7 @@ mod hints;
 mod hook_file;
 mod sandbox;
 mod skill;
+mod tools;
 mod yaml;
 
 use std::path::Path;
