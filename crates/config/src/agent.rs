@@ -114,6 +114,15 @@ impl AgentConfig {
                     ToolMatcher::new(&globs).map_err(|e| self.invalid(&at, e.to_string()))?;
                     self.confirmation_tools = globs;
                 }
+                admin if crate::ADMIN_ONLY_KEYS.contains(&admin) => {
+                    return Err(self.invalid(
+                        &at,
+                        format!(
+                            "`{admin}` is honoured in admin hook files only (pass one with \
+                             --admin); an agent config cannot set it"
+                        ),
+                    ));
+                }
                 other => return Err(self.invalid(&at, suggest::unknown_key(other, &HOOK_KEYS))),
             }
         }

@@ -129,7 +129,7 @@ impl HookFile {
                 };
                 hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
             }
-            "network" | "standalone" | "sandbox" if !admin => self.warn(
+            key if !admin && crate::ADMIN_ONLY_KEYS.contains(&key) => self.warn(
                 key,
                 format!("`{key}` is honoured in admin hook files only (pass the file with --admin); ignored"),
             ),

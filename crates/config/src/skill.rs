@@ -79,7 +79,7 @@ impl Skill {
         }
         // A skill cannot open the sandbox or the network of its own hooks: say so rather than
         // let an author believe it did.
-        for key in ["sandbox", "network", "standalone"] {
+        for key in crate::ADMIN_ONLY_KEYS {
             if value.get(key).is_some() {
                 skill.warnings.push(Warning::new(
                     &skill.path,

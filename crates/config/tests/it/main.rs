@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod admin_only;
 mod agent;
 mod hints;
 mod hook_file;
