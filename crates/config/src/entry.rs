@@ -22,7 +22,7 @@ const COMMON_KEYS: [&str; 6] = [
 /// Keys only admin files may set on llm hooks.
 const ADMIN_LLM_KEYS: [&str; 3] = ["base_url", "model", "api_key"];
 /// Every key an entry may have, for "did you mean" hints.
-const ALL_KEYS: [&str; 18] = [
+pub(crate) const ALL_KEYS: [&str; 18] = [
     "script",
     "command",
     "url",

@@ -521,3 +521,37 @@ fn unknown_keys_suggest_the_key_meant() {
         assert!(out.contains(expected), "{expected}\n{out}");
     }
 }
+
+#[test]
+fn yaml_errors_name_the_files_line_and_a_duplicate_key_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let duplicate = dir.path().join("dup").join("SKILL.md");
+    let syntax = dir.path().join("syntax").join("SKILL.md");
+    for path in [&duplicate, &syntax] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    }
+    std::fs::write(
+        &duplicate,
+        "---\nname: deploy\nhooks:\n  PreToolUse:\n    - script: a\n      tools: bash_*\n      tools: '*'\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &syntax,
+        "---\nname: deploy\ndescription: x\nhooks:\n  PreToolUse:\n    - script: a\n   tools: x\n---\n",
+    )
+    .unwrap();
+    let (duplicate, syntax) = (
+        duplicate.display().to_string(),
+        syntax.display().to_string(),
+    );
+    let (code, out) = check(&[&duplicate, &syntax]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(&format!(
+            "error: {duplicate}: invalid YAML: duplicate key `tools` at line 7, column 7\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("DuplicateKeyPolicy"), "{out}");
+    assert!(out.contains("at line 7, column 4"), "{out}");
+}
