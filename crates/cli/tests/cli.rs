@@ -6,6 +6,8 @@ use std::process::Command;
 
 #[path = "cli/check.rs"]
 mod check;
+#[path = "cli/controls.rs"]
+mod controls;
 #[path = "cli/dispatch.rs"]
 mod dispatch;
 #[path = "cli/doctor.rs"]
