@@ -11,6 +11,7 @@ mod hidden_arguments;
 mod issue;
 mod limits;
 mod masquerade;
+mod programs;
 mod props;
 mod red_team;
 mod rules;
