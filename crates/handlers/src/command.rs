@@ -270,6 +270,7 @@ impl CommandHook {
         let lookup = programs::Lookup {
             search_path: std::env::var("PATH").ok(),
             cwd: &cwd,
+            config_dir: self.config_dir.as_deref(),
             sandbox,
             bound: std::iter::once(cwd.as_path())
                 .chain(self.config_dir.as_deref())

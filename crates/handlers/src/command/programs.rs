@@ -25,6 +25,9 @@ pub(super) struct Lookup<'a> {
     pub search_path: Option<String>,
     /// The hook's working directory.
     pub cwd: &'a Path,
+    /// The folder of the file that declared the hook, when known (for messages: a script not
+    /// found there stayed relative to the working directory).
+    pub config_dir: Option<&'a Path>,
     /// The hook's sandbox (`None`: unconfined).
     pub sandbox: Option<&'a Policy>,
     /// Paths the sandbox binds in although they lie under its private `/tmp` (the working
@@ -94,7 +97,15 @@ impl Lookup<'_> {
         if !name.contains('/') && self.on_search_path(name).is_none() {
             return None;
         }
-        Some(problem)
+        match self.config_dir {
+            Some(dir) if !name.starts_with('/') && !join(self.cwd, name).exists() => Some(format!(
+                "script `{name}` not found, neither in the hook's folder ({}) nor in its \
+                     working directory ({})",
+                dir.display(),
+                self.cwd.display()
+            )),
+            _ => Some(problem),
+        }
     }
 
     fn on_search_path(&self, name: &str) -> Option<String> {
@@ -174,6 +185,7 @@ mod tests {
         Lookup {
             search_path: Some(search_path.to_owned()),
             cwd,
+            config_dir: None,
             sandbox: None,
             bound: Vec::new(),
             own_search_path: false,
@@ -218,6 +230,16 @@ mod tests {
             missing(&lookup, "python3 nope.py").len(),
             1,
             "a missing interpreter script"
+        );
+        let folder = Path::new("/etc/hooks");
+        let declared = Lookup {
+            config_dir: Some(folder),
+            ..unconfined(dir.path(), "/usr/bin:/bin")
+        };
+        let found = missing(&declared, "bash nope.sh");
+        assert!(
+            found[0].contains("neither in the hook's folder (/etc/hooks)"),
+            "{found:?}"
         );
     }
 
