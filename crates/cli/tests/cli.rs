@@ -10,6 +10,8 @@ mod check;
 mod dispatch;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/paths.rs"]
+mod paths;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]
