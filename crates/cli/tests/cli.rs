@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+#[path = "cli/agent_file.rs"]
+mod agent_file;
 #[path = "cli/check.rs"]
 mod check;
 #[path = "cli/dispatch.rs"]

@@ -523,6 +523,39 @@ mod tests {
     }
 
     #[test]
+    fn a_seed_style_agent_config_is_an_agent_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("buyer.json");
+        // As stored in a database row: `model_config_json` is a JSON text holding the model's
+        // own settings beside `hooks`.
+        let text = serde_json::json!({"model_config_json": serde_json::json!({
+            "temperature": 0.2,
+            "hooks": {"class_hooks": [{"class": "ReadOnlyGuard"}], "require_confirmation_for_all": true}
+        }).to_string()});
+        std::fs::write(&path, text.to_string()).unwrap();
+        let def = AgentDef::load(&path).unwrap();
+        assert_eq!(def.name, "buyer");
+        assert_eq!(def.config.class_hooks[0].class, "ReadOnlyGuard");
+        assert!(def.config.require_confirmation_for_all);
+        let warnings: Vec<&str> = def.warnings.iter().map(|w| w.entry.as_str()).collect();
+        assert_eq!(warnings, ["model_config_json.temperature"]);
+        let misspelt = r#"{"model_config_json": "{\"Hook\": {}}"}"#;
+        std::fs::write(&path, misspelt).unwrap();
+        let err = AgentDef::load(&path).unwrap_err().to_string();
+        assert!(err.contains("did you mean `hooks`"), "{err}");
+    }
+
+    #[test]
+    fn the_default_agent_has_the_standard_tools_and_the_direct_model() {
+        let def = AgentDef::default_agent();
+        assert_eq!(def.model, Some(ModelSpec::Direct));
+        assert!(def.tools.iter().any(|t| t == crate::tools::BASH_TOOL));
+        assert!(!def.tools.iter().any(|t| t == crate::tools::CALL_AGENT_TOOL));
+        assert!(def.hook_files.is_empty() && def.skills.names().is_empty());
+        assert!(def.database.is_some() && def.seed.is_some());
+    }
+
+    #[test]
     fn strict_keys_refuse_the_agent() {
         let cases = [
             ("name: a\ntoolz: []\n", "toolz"),
