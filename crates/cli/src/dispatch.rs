@@ -136,7 +136,11 @@ fn read_payload(arg: &str) -> std::result::Result<Value, String> {
 
 /// Fills the defaults (with `--agent`: its name as `agent_id` and its `metadata`) and validates
 /// `value` as a payload of `event`.
-fn to_payload(event: &Event, value: Value, policy: &Policy) -> std::result::Result<Payload, String> {
+fn to_payload(
+    event: &Event,
+    value: Value,
+    policy: &Policy,
+) -> std::result::Result<Payload, String> {
     let Value::Object(mut object) = value else {
         return Err("expected a JSON object".into());
     };
@@ -153,7 +157,10 @@ fn to_payload(event: &Event, value: Value, policy: &Policy) -> std::result::Resu
         }
     }
     object.insert("event".into(), Value::String(event.to_string()));
-    fill_defaults(&mut object, policy.agent.as_ref().map_or("cli", |a| &a.name));
+    fill_defaults(
+        &mut object,
+        policy.agent.as_ref().map_or("cli", |a| &a.name),
+    );
     if let Some(agent) = &policy.agent {
         let metadata = object
             .entry("metadata")

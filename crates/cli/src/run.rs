@@ -67,11 +67,11 @@ pub fn run(args: Run) -> Result<ExitCode> {
         return Ok(fail(2, "the prompt is empty"));
     }
     let sources = &args.sources;
-    let (agent, skills) = match agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills)
-    {
-        Ok(agent) => agent,
-        Err((code, message)) => return Ok(fail(code, &message)),
-    };
+    let (agent, skills) =
+        match agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills) {
+            Ok(agent) => agent,
+            Err((code, message)) => return Ok(fail(code, &message)),
+        };
     // The model's shell commands run as this user: keep them from reading this process's
     // environment (API keys) through /proc/<pid>/environ. (A root process stays readable by
     // root; run agents as an unprivileged user.)

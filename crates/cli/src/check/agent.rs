@@ -168,7 +168,10 @@ fn report(path: &Path, def: &AgentDef, classes: &ClassTable, policy: &Policy) ->
         hook_files: def.hook_files.iter().map(|f| f.path.clone()).collect(),
         skills,
         gate: GateReport {
-            shell_analyzer: def.tools.iter().any(|t| t == tollgate_runtime::tools::BASH_TOOL),
+            shell_analyzer: def
+                .tools
+                .iter()
+                .any(|t| t == tollgate_runtime::tools::BASH_TOOL),
             require_confirmation_for_all: def.config.require_confirmation_for_all,
             confirmation_tools: def.config.confirmation_tools.clone(),
         },
@@ -222,7 +225,10 @@ fn model_text(model: &ModelSpec) -> String {
 }
 
 /// The agent's lines of the text report.
-pub(super) fn print_agent(agent: &AgentReport, out: &mut impl std::io::Write) -> std::io::Result<()> {
+pub(super) fn print_agent(
+    agent: &AgentReport,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     use tollgate_handlers::text::escape_controls;
     let list = |items: &[String]| {
         if items.is_empty() {

@@ -50,17 +50,34 @@ fn run_with_hooks_and_no_agent_file_denies_through_the_default_agent() {
     std::fs::write(ws.join("keep.txt"), "x").unwrap();
     let ws_arg = ws.display().to_string();
     let denied = tollgate(
-        &["run", "--hooks", "hooks.yaml", "--workspace", &ws_arg, "rm -f keep.txt"],
+        &[
+            "run",
+            "--hooks",
+            "hooks.yaml",
+            "--workspace",
+            &ws_arg,
+            "rm -f keep.txt",
+        ],
         dir.path(),
     );
     let out = stdout(&denied);
     assert_eq!(denied.status.code(), Some(0), "{out}\n{}", stderr(&denied));
     assert!(out.contains("agent `default`"), "{out}");
-    assert!(out.contains("deny by hook `no-rm`: rm is not allowed here"), "{out}");
+    assert!(
+        out.contains("deny by hook `no-rm`: rm is not allowed here"),
+        "{out}"
+    );
     assert!(ws.join("keep.txt").exists(), "the denied command ran");
 
     let allowed = tollgate(
-        &["run", "--hooks", "hooks.yaml", "--workspace", &ws_arg, "echo made > made.txt"],
+        &[
+            "run",
+            "--hooks",
+            "hooks.yaml",
+            "--workspace",
+            &ws_arg,
+            "echo made > made.txt",
+        ],
         dir.path(),
     );
     let out = stdout(&allowed);
@@ -144,7 +161,10 @@ fn check_text_on_the_ops_agent_file_shows_the_agent() {
     let output = tollgate(&["check", &example("agent.yaml")], Path::new("/"));
     let out = stdout(&output);
     assert!(out.contains("agent `ops`"), "{out}");
-    assert!(out.contains("only in runs that select skill `deploy`"), "{out}");
+    assert!(
+        out.contains("only in runs that select skill `deploy`"),
+        "{out}"
+    );
     assert!(!out.contains("warning"), "{out}");
 }
 
@@ -195,7 +215,8 @@ fn dispatch_selects_an_agent_skill_by_name() {
     );
     let line: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(
-        line["modified_args"]["command"], "bash deploy.sh v1 --dry-run",
+        line["modified_args"]["command"],
+        "bash deploy.sh v1 --dry-run",
         "{line:#}\n{}",
         stderr(&output)
     );
@@ -212,7 +233,13 @@ fn replay_takes_the_agent_file_under_both_flag_names() {
     let transcript = transcript.display().to_string();
     for flag in ["--agent", "--agent-file"] {
         let output = tollgate(
-            &["replay", &transcript, flag, &example("agent.yaml"), "--json"],
+            &[
+                "replay",
+                &transcript,
+                flag,
+                &example("agent.yaml"),
+                "--json",
+            ],
             Path::new("/"),
         );
         assert_eq!(output.status.code(), Some(0), "{flag}: {}", stderr(&output));
@@ -233,5 +260,8 @@ fn a_seed_style_agent_config_without_a_name_is_an_agent_file() {
     assert_eq!(file["agent"]["name"], "buyer", "{file:#}");
     assert_eq!(file["hooks"][0]["name"], "ReadOnlyGuard");
     // The model's own settings are not tollgate's: a warning, not an error.
-    assert_eq!(file["warnings"][0]["entry"], "model_config_json.temperature");
+    assert_eq!(
+        file["warnings"][0]["entry"],
+        "model_config_json.temperature"
+    );
 }

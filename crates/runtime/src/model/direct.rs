@@ -51,7 +51,11 @@ fn answer(request: ModelRequest<'_>) -> Message {
             .and_then(|m| m.content.as_deref())
             .unwrap_or("no tool call was made");
         let cut: String = observation.chars().take(ANSWER_CHARS).collect();
-        let more = if cut.len() < observation.len() { " …" } else { "" };
+        let more = if cut.len() < observation.len() {
+            " …"
+        } else {
+            ""
+        };
         return Message::text(Role::Assistant, format!("{cut}{more}"));
     }
     let prompt = request
@@ -92,7 +96,10 @@ fn answer(request: ModelRequest<'_>) -> Message {
 /// The message without the `[use NAME]` tags it starts with.
 fn without_tags(message: &str) -> &str {
     let mut rest = message.trim_start();
-    while rest.get(..5).is_some_and(|t| t.eq_ignore_ascii_case("[use ")) {
+    while rest
+        .get(..5)
+        .is_some_and(|t| t.eq_ignore_ascii_case("[use "))
+    {
         match rest.find(']') {
             Some(end) => rest = rest[end + 1..].trim_start(),
             None => break,
