@@ -211,3 +211,24 @@ fn the_tested_guard_is_the_documented_one() {
         "docs/command-hooks.md no longer shows the guard these tests run"
     );
 }
+
+#[test]
+fn the_readme_skill_is_the_tested_fixture() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let skill =
+        std::fs::read_to_string(repo("crates/cli/tests/fixtures/skills/no-rm/SKILL.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```markdown\n{skill}```")),
+        "README.md no longer shows fixtures/skills/no-rm/SKILL.md"
+    );
+}
+
+#[test]
+fn the_readme_skill_denies_when_grep_is_missing() {
+    let skill = repo("crates/cli/tests/fixtures/skills/no-rm/SKILL.md");
+    let empty = tempfile::tempdir().unwrap();
+    let out = dispatch(&["--skill", &skill], &bash("ls"), Some(empty.path()));
+    assert_denied_by(&out, "skill:no-rm/PreToolUse[0]");
+    let out = dispatch(&["--skill", &skill], &bash("ls"), None);
+    assert_eq!(out["decision"], "allow", "{out}");
+}
