@@ -12,6 +12,8 @@ mod check;
 mod dispatch;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/guards.rs"]
+mod guards;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]
