@@ -14,6 +14,8 @@ mod dispatch;
 mod doctor;
 #[path = "cli/guards.rs"]
 mod guards;
+#[path = "cli/paths.rs"]
+mod paths;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]

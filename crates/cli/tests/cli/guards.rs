@@ -197,8 +197,12 @@ fn the_documented_guard_denies_when_jq_is_missing() {
     let harmless = sql("sql_query", "SELECT 1");
     let out = dispatch(&["--hooks", &hooks], &harmless, Some(empty.path()));
     assert_denied_by(&out, "no-drop");
+    // tollgate finds jq missing before the line runs: the hook fails, naming it.
     let reason = out["reason"].as_str().unwrap();
-    assert!(reason.contains("jq exit 127"), "{reason}");
+    assert!(
+        reason.contains("program `jq` not found on the hook's PATH"),
+        "{reason}"
+    );
     let out = dispatch(&["--hooks", &hooks], &harmless, None);
     assert_eq!(out["decision"], "allow", "{out}");
 }

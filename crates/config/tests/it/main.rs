@@ -4,6 +4,7 @@
 
 mod agent;
 mod hook_file;
+mod paths;
 mod sandbox;
 mod skill;
 mod yaml;

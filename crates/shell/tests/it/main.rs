@@ -11,6 +11,7 @@ mod headline;
 mod hidden_arguments;
 mod limits;
 mod masquerade;
+mod programs;
 mod props;
 mod red_team;
 mod rules;
