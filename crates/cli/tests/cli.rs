@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+#[path = "cli/agent_file.rs"]
+mod agent_file;
 #[path = "cli/check.rs"]
 mod check;
 #[path = "cli/controls.rs"]
@@ -12,6 +14,10 @@ mod controls;
 mod dispatch;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/guards.rs"]
+mod guards;
+#[path = "cli/paths.rs"]
+mod paths;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]

@@ -27,6 +27,9 @@ pub struct ClassHookSpec {
 pub struct AgentConfig {
     /// The file, as given.
     pub path: String,
+    /// Its folder, absolute (made so when parsed): relative path params of its class hooks
+    /// are taken from it.
+    pub dir: std::path::PathBuf,
     /// `class_hooks`, in order; their source is `agent_config`.
     pub class_hooks: Vec<ClassHookSpec>,
     /// `require_confirmation_for_all`: every tool call needs a human's approval.
@@ -69,6 +72,7 @@ impl AgentConfig {
         let root: Value = serde_json::from_str(text).map_err(json)?;
         let mut config = Self {
             path: file.clone(),
+            dir: crate::spec::declaring_dir(&file),
             ..Self::default()
         };
         // Strict about the shape that carries hooks: a config whose hooks cannot be found must

@@ -68,7 +68,8 @@ pub struct ResolvedHook {
     pub failure_mode: &'static str,
     /// Detached on notification events.
     pub fire_and_forget: bool,
-    /// The shell line, for command hooks.
+    /// The shell line as it runs, for command hooks: relative program paths are taken from the
+    /// folder of the declaring file (`CommandHook::line`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// How a command hook is contained: `off`, or the sandbox's network and the paths it may
@@ -126,6 +127,12 @@ impl<'a> Assembler<'a> {
     /// warning; the others load. A `fail_open` one is skipped. A `fail_closed` one stays
     /// registered as a hook that fails on every trigger, so a broken gate denies instead of
     /// silently disappearing.
+    ///
+    /// Command hooks run their relative paths from the folder of their file
+    /// ([`CommandHook::declared_in`]); one the analyzer refuses, or whose programs are missing
+    /// ([`CommandHook::missing_programs`]: a script that does not exist, `jq` not on the
+    /// hook's `PATH`), is registered and reported with a warning naming the program; it fails
+    /// on every trigger (a `fail_closed` one denies) until the program is there.
     pub fn add_specs(&mut self, specs: &[HookSpec]) -> &mut Self {
         for spec in specs {
             let Err(message) = self.add_spec(spec) else {
@@ -181,7 +188,7 @@ impl<'a> Assembler<'a> {
             };
             let instance = self
                 .classes
-                .instantiate(&spec.class, &spec.params)
+                .instantiate_in(&spec.class, &spec.params, &agent.dir)
                 .map_err(|source| ConfigError::Class {
                     path: agent.path.clone(),
                     entry: spec.entry.clone(),
@@ -225,24 +232,19 @@ impl<'a> Assembler<'a> {
         let hook: Arc<dyn Hook> = match &spec.kind {
             SpecKind::Command { line } => {
                 let (containment, env) = containment(&self.policy.sandbox, spec);
-                contained = Some((line.clone(), containment_summary(&containment)));
+                let summary = containment_summary(&containment);
                 // A proxied hook reaches what an http hook of its source could.
                 let allow: &[IpNet] = if spec.source.is_trusted() {
                     &self.policy.allow_cidrs
                 } else {
                     &[]
                 };
-                let hook = CommandHook::new(&spec.name, line, spec.source)
+                let hook = CommandHook::declared_in(&spec.name, line, spec.source, &spec.dir)
                     .with_containment(containment)
                     .with_env(env)
                     .with_egress_allow(allow);
-                if let Some(refusal) = hook.refusal() {
-                    self.warnings.push(Warning::new(
-                        &spec.file,
-                        &spec.entry,
-                        format!("{refusal}; the hook stays registered and fails as `refused` on every trigger"),
-                    ));
-                }
+                contained = Some((hook.line().to_owned(), summary));
+                self.command_warnings(spec, &hook);
                 Arc::new(hook)
             }
             SpecKind::Http { url, secret } => Arc::new(self.http(spec, url, secret.as_deref())?),
@@ -264,7 +266,7 @@ impl<'a> Assembler<'a> {
             SpecKind::Class { class, params } => {
                 let instance = self
                     .classes
-                    .instantiate(class, params)
+                    .instantiate_in(class, params, &spec.dir)
                     .map_err(|e| e.to_string())?;
                 if !instance.events.is_empty() && !instance.events.contains(&spec.event) {
                     return Err(format!(
@@ -299,6 +301,32 @@ impl<'a> Assembler<'a> {
         };
         self.register(spec.event.clone(), hook, options, contained);
         Ok(())
+    }
+
+    /// Warns about a command hook the analyzer refused, or whose programs are missing: both
+    /// stay registered and fail on every trigger (resolved by their failure mode).
+    fn command_warnings(&mut self, spec: &HookSpec, hook: &CommandHook) {
+        let warn = |message: String| Warning::new(&spec.file, &spec.entry, message);
+        if let Some(refusal) = hook.refusal() {
+            self.warnings.push(warn(format!(
+                "{refusal}; the hook stays registered and fails as `refused` on every trigger"
+            )));
+            return;
+        }
+        let consequence = match spec.resolved_failure_mode(self.policy.standalone) {
+            FailureMode::FailClosed => {
+                "the hook is fail_closed, so it stays registered and denies on every trigger \
+                 until the program is there"
+            }
+            FailureMode::FailOpen => {
+                "the hook stays registered and fails (fail_open: skipped, with a warning) on \
+                 every trigger until the program is there"
+            }
+        };
+        for missing in hook.missing_programs() {
+            self.warnings
+                .push(warn(format!("{missing}; {consequence}")));
+        }
     }
 
     fn http(

@@ -128,6 +128,7 @@ fn parse_hook(
         failure_mode: None,
         fire_and_forget: false,
         file: ctx.file.to_owned(),
+        dir: ctx.dir.clone(),
         entry: path.to_owned(),
     })
 }

@@ -47,6 +47,8 @@ pub(crate) const ALL_KEYS: [&str; 18] = [
 pub(crate) struct EntryCtx<'a> {
     /// The file, as given.
     pub file: &'a str,
+    /// Its folder, absolute (see [`HookSpec::dir`]).
+    pub dir: std::path::PathBuf,
     /// The hooks' source.
     pub source: HookSource,
     /// The event.
@@ -104,6 +106,7 @@ pub(crate) fn parse(ctx: &EntryCtx<'_>, path: &str, value: &Value) -> Result<Hoo
         fire_and_forget: false,
         sandbox: None,
         file: ctx.file.to_owned(),
+        dir: ctx.dir.clone(),
         entry: path.to_owned(),
     };
     if let Some((at, v)) = field("name") {

@@ -105,6 +105,7 @@ fn parse_event(
     };
     let ctx = EntryCtx {
         file: origin.file,
+        dir: crate::spec::declaring_dir(origin.file),
         source: origin.source,
         event: &event,
         event_key: key,

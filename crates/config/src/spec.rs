@@ -1,5 +1,7 @@
 //! The validated form: one [`HookSpec`] per hook that passed validation.
 
+use std::path::{Component, Path, PathBuf};
+
 use serde_json::Value;
 use tollgate_core::HookTimeout;
 use tollgate_handlers::llm::{Depth, EndpointOverride};
@@ -77,6 +79,10 @@ pub struct HookSpec {
     pub sandbox: Option<crate::sandbox::HookSandbox>,
     /// The file it was read from.
     pub file: String,
+    /// The folder of that file, absolute (made so against the current directory when the file
+    /// was parsed): relative paths in the entry (a command's `./hooks/guard.sh`, a class's
+    /// `path`) are taken from it.
+    pub dir: PathBuf,
     /// Its entry path, like `hooks.PreToolUse[0]`.
     pub entry: String,
 }
@@ -91,5 +97,40 @@ impl HookSpec {
             None if standalone && !self.source.is_trusted() => FailureMode::FailClosed,
             None => FailureMode::FailOpen,
         }
+    }
+}
+
+/// The folder of `file` (a path as given), absolute against the current directory, without
+/// `.` steps. Where the current directory cannot be read, the folder as given.
+pub(crate) fn declaring_dir(file: &str) -> PathBuf {
+    let parent = Path::new(file).parent().unwrap_or(Path::new(""));
+    let base = if parent.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir().unwrap_or_default()
+    };
+    base.join(parent)
+        .components()
+        .filter(|c| *c != Component::CurDir)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declaring_folder_is_absolute() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            declaring_dir("/etc/tollgate/hooks.yaml"),
+            Path::new("/etc/tollgate")
+        );
+        assert_eq!(declaring_dir("hooks.yaml"), cwd);
+        assert_eq!(
+            declaring_dir("./skills/deploy/SKILL.md"),
+            cwd.join("skills/deploy")
+        );
+        assert_eq!(declaring_dir("../x/a.yaml"), cwd.join("../x"));
     }
 }

@@ -11,6 +11,11 @@
 //! | `ResultTruncateHook` | hook | `post_tool_use` | spills oversized tool results, keeps a preview |
 //! | `ConnectorRateLimitHook` | hook | `pre_tool_use` | token bucket per (organisation, connector) |
 //!
+//! Params that are paths (`AuditLogHook`'s `path`, `ResultTruncateHook`'s `spill_dir`) are
+//! relative to the folder of the file that declares the hook when it is built with
+//! [`ClassTable::instantiate_in`] (config files do that), not to the process's working
+//! directory; a factory registered with [`ClassTable::register_with_paths`] names its own.
+//!
 //! Params are parsed strictly: an unknown key or a value of the wrong type is a
 //! [`ClassError::BadParams`] naming the class and the field, never silently ignored. `null`
 //! params mean the class defaults (an error for classes with a required param). An unknown
@@ -20,6 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::{Component, Path};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -96,7 +102,14 @@ impl ClassError {
 /// Class name → factory. Cloning is cheap (factories are shared).
 #[derive(Clone, Default)]
 pub struct ClassTable {
-    factories: BTreeMap<String, ClassFactory>,
+    factories: BTreeMap<String, Class>,
+}
+
+/// A registered class: its factory and the names of its params that are paths.
+#[derive(Clone)]
+struct Class {
+    factory: ClassFactory,
+    paths: Vec<String>,
 }
 
 impl fmt::Debug for ClassTable {
@@ -118,38 +131,95 @@ impl ClassTable {
     pub fn builtin() -> Self {
         let mut table = Self::new();
         table.register(read_only::CLASS, Arc::new(read_only::instantiate));
-        table.register(audit::CLASS, Arc::new(audit::instantiate));
-        table.register(truncate::CLASS, Arc::new(truncate::instantiate));
+        table.register_with_paths(audit::CLASS, Arc::new(audit::instantiate), &["path"]);
+        table.register_with_paths(
+            truncate::CLASS,
+            Arc::new(truncate::instantiate),
+            &["spill_dir"],
+        );
         table.register(rate_limit::CLASS, Arc::new(rate_limit::instantiate));
         table
     }
 
-    /// Registers (or replaces) the class `name`.
+    /// Registers (or replaces) the class `name`, none of whose params is a path.
     pub fn register(&mut self, name: &str, factory: ClassFactory) {
-        self.factories.insert(name.to_owned(), factory);
+        self.register_with_paths(name, factory, &[]);
     }
 
-    /// Builds an instance of class `name` from `params` (`Value::Null` for none).
+    /// Registers (or replaces) the class `name` whose top-level params `paths` are file or
+    /// directory paths: [`ClassTable::instantiate_in`] resolves them when relative.
+    pub fn register_with_paths(&mut self, name: &str, factory: ClassFactory, paths: &[&str]) {
+        let paths = paths.iter().map(|p| (*p).to_owned()).collect();
+        self.factories
+            .insert(name.to_owned(), Class { factory, paths });
+    }
+
+    /// Builds an instance of class `name` from `params` (`Value::Null` for none). Relative
+    /// path params are left as they are: relative to the process's working directory.
     ///
     /// # Errors
     ///
     /// [`ClassError::UnknownClass`] when `name` is not registered (the names are
     /// case-sensitive); whatever the factory returns, usually [`ClassError::BadParams`].
     pub fn instantiate(&self, name: &str, params: &Value) -> Result<ClassInstance, ClassError> {
-        let factory = self
-            .factories
+        (self.class(name)?.factory)(params)
+    }
+
+    /// Builds an instance of class `name` declared in a file in the folder `dir` (absolute):
+    /// its relative path params (`path: audit.jsonl`, `spill_dir: ./spill`) are taken from
+    /// `dir`, as the author of the file meant them. `~` paths and absolute ones are left alone.
+    ///
+    /// # Errors
+    ///
+    /// As [`ClassTable::instantiate`].
+    pub fn instantiate_in(
+        &self,
+        name: &str,
+        params: &Value,
+        dir: &Path,
+    ) -> Result<ClassInstance, ClassError> {
+        let class = self.class(name)?;
+        let mut params = params.clone();
+        if let Value::Object(map) = &mut params {
+            for key in &class.paths {
+                if let Some(Value::String(path)) = map.get_mut(key)
+                    && let Some(resolved) = resolve_in(dir, path)
+                {
+                    *path = resolved;
+                }
+            }
+        }
+        (class.factory)(&params)
+    }
+
+    fn class(&self, name: &str) -> Result<&Class, ClassError> {
+        self.factories
             .get(name)
             .ok_or_else(|| ClassError::UnknownClass {
                 name: name.to_owned(),
                 known: self.names().into_iter().map(str::to_owned).collect(),
-            })?;
-        factory(params)
+            })
     }
 
     /// The registered class names, sorted.
     pub fn names(&self) -> Vec<&str> {
         self.factories.keys().map(String::as_str).collect()
     }
+}
+
+/// `path` joined to `dir` when it is relative (`./` steps dropped); `None` for an empty,
+/// absolute or `~` path, or a `dir` that is not UTF-8.
+fn resolve_in(dir: &Path, path: &str) -> Option<String> {
+    if path.is_empty() || path.starts_with('~') || Path::new(path).is_absolute() {
+        return None;
+    }
+    let mut joined = dir.to_path_buf();
+    for part in Path::new(path).components() {
+        if part != Component::CurDir {
+            joined.push(part);
+        }
+    }
+    joined.to_str().map(str::to_owned)
 }
 
 /// Parses `params` (a JSON object) into a class's params struct; `null` means the defaults.

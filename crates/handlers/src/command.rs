@@ -6,7 +6,9 @@
 //!   ([`truncate_payload`](tollgate_core::truncate::truncate_payload): long strings are shortened
 //!   and `"payload_truncated": true` is added);
 //! - stdin: the whole payload, written from its own task, so a hook that never reads stdin
-//!   cannot deadlock;
+//!   cannot deadlock. Guards read it here: a long string can push the part they look for out
+//!   of the shortened `HOOK_PAYLOAD` (`docs/command-hooks.md` shows a guard that reads stdin
+//!   and fails closed);
 //! - `HOOK_EVENT`: the event's canonical name.
 //!
 //! `$ARGUMENTS` / `${ARGUMENTS}` in the line stand for the payload: outside single quotes they
@@ -25,6 +27,22 @@
 //!   failure (`invalid_output`) on every other event;
 //! - exit 2: deny, with stderr as the reason (a default reason when stderr is empty);
 //! - any other exit: a hook failure (`errored`); death by a signal: `crashed`.
+//!
+//! **Paths.** A hook built with [`CommandHook::declared_in`] (config does, with the folder of
+//! the file that declares it) runs its relative paths from that folder, not from the directory
+//! tollgate started in: a command name with a `/` (`./hooks/guard.sh`, `hooks/guard.sh
+//! --flag`) and the script of a shell, `source` or an interpreter when that file exists in the
+//! folder (`bash hooks/guard.sh`, `python3 ./guard.py`, `node x.js`) are replaced by absolute
+//! paths before the analyzer vets the line, so what is vetted, shown and run is the same
+//! file. The working directory is not changed (hooks may rely on it), words inside shell
+//! strings (`sh -c './x'`) and after a `cd` stay as written, and the folder is in
+//! `HOOK_CONFIG_DIR` ([`CONFIG_DIR_ENV`]), readable (not writable) in the sandbox.
+//!
+//! **Programs.** A program the line runs that is not there ([`CommandHook::missing_programs`]:
+//! a name not on the hook's `PATH` as its sandbox shows it, a script that does not exist or is
+//! not executable) makes the hook fail (`errored`, naming the program) before anything runs,
+//! instead of letting bash print `command not found` while `jq … && exit 2 || exit 0` allows
+//! everything. Once every program was found, runs do not look again.
 //!
 //! **Shell.** The analyzer vets the line as bash (tree-sitter-bash), so the line runs under
 //! `/bin/bash`: running another dialect (dash as `/bin/sh` on Debian) would vet one language and
@@ -59,8 +77,11 @@
 mod confine;
 mod output;
 mod process;
+mod programs;
+mod resolve;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tollgate_core::{BoxFuture, FailureKind, Hook, HookContext, HookError};
 use tollgate_protocol::wire::PayloadWire;
@@ -68,7 +89,7 @@ use tollgate_protocol::{HookKind, HookSource, Outcome};
 use tollgate_sandbox::{Launcher, SandboxError};
 use tollgate_shell::{Analysis, Profile};
 
-pub use confine::{Containment, MINIMAL_ENV, SCRATCH_ENV};
+pub use confine::{CONFIG_DIR_ENV, Containment, MINIMAL_ENV, SCRATCH_ENV};
 pub use output::parse_output;
 pub use tollgate_sandbox::{Network, Policy};
 
@@ -81,11 +102,15 @@ pub struct CommandHook {
     confinement: confine::Confinement,
     env_passthrough: Vec<String>,
     command: String,
+    line: String,
     to_run: String,
     analysis: Analysis,
     refusal: Option<String>,
     output_cap: usize,
     cwd: Option<PathBuf>,
+    config_dir: Option<PathBuf>,
+    /// Every program of the line was found once: runs no longer look.
+    programs_found: AtomicBool,
 }
 
 /// The analyzer profile for hooks from `source`: `trusted` for built-in, agent-config and
@@ -106,28 +131,58 @@ impl CommandHook {
     /// Never fails: a refused command yields a hook that fails with `refused` on every trigger
     /// (see [`CommandHook::refusal`]).
     pub fn new(name: impl Into<String>, command: impl Into<String>, source: HookSource) -> Self {
-        let command = command.into();
+        Self::build(name.into(), command.into(), source, None)
+    }
+
+    /// Builds a hook declared in a file in the folder `dir`: relative paths of the line are
+    /// taken from `dir` (see the module docs, "Paths"), then the line is vetted as
+    /// [`CommandHook::new`] does. A relative `dir` is made absolute against the current
+    /// directory.
+    pub fn declared_in(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        source: HookSource,
+        dir: impl Into<PathBuf>,
+    ) -> Self {
+        let dir = dir.into();
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        Self::build(name.into(), command.into(), source, Some(dir))
+    }
+
+    fn build(name: String, command: String, source: HookSource, dir: Option<PathBuf>) -> Self {
         let profile = profile_for(source);
-        let analysis = tollgate_shell::analyze(&command, profile);
+        let written = tollgate_shell::analyze(&command, profile);
+        let line = match &dir {
+            Some(dir) => resolve::resolve(&command, &written.programs, dir),
+            None => command.clone(),
+        };
+        let analysis = if line == command {
+            written
+        } else {
+            tollgate_shell::analyze(&line, profile)
+        };
         let refusal = analysis.refused().then(|| refusal_message(&analysis));
-        let to_run = tollgate_shell::rewrite_arguments(&command, "HOOK_PAYLOAD");
+        let to_run = tollgate_shell::rewrite_arguments(&line, "HOOK_PAYLOAD");
         let shell = ["/bin/bash", "/bin/sh"]
             .into_iter()
             .map(PathBuf::from)
             .find(|path| path.exists())
             .unwrap_or_else(|| PathBuf::from("/bin/sh"));
         Self {
-            name: name.into(),
+            name,
             shell,
             source,
             confinement: confine::Confinement::new(Containment::default_for(source)),
             env_passthrough: Vec::new(),
             command,
+            line,
             to_run,
             analysis,
             refusal,
             output_cap: Self::DEFAULT_OUTPUT_CAP,
             cwd: None,
+            config_dir: dir,
+            programs_found: AtomicBool::new(false),
         }
     }
 
@@ -142,6 +197,7 @@ impl CommandHook {
     #[must_use]
     pub fn with_cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
+        *self.programs_found.get_mut() = false;
         self
     }
 
@@ -150,6 +206,7 @@ impl CommandHook {
     #[must_use]
     pub fn with_containment(mut self, containment: Containment) -> Self {
         self.confinement = confine::Confinement::new(containment);
+        *self.programs_found.get_mut() = false;
         self
     }
 
@@ -186,7 +243,59 @@ impl CommandHook {
         &self.command
     }
 
-    /// The analyzer's verdict on the command as written.
+    /// The line as it runs and as the analyzer vetted it: the command with its relative paths
+    /// taken from the config folder (see [`CommandHook::declared_in`]); the command itself
+    /// otherwise. `$ARGUMENTS` is still as written.
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+
+    /// The folder of the file that declared the hook, when it was built with
+    /// [`CommandHook::declared_in`].
+    pub fn config_dir(&self) -> Option<&Path> {
+        self.config_dir.as_deref()
+    }
+
+    /// What is wrong with the programs the line runs, one message each (empty when nothing
+    /// is): a name not on the hook's `PATH` (`program `jq` not found on the hook's PATH
+    /// (/usr/bin:/bin)`), a script path that does not exist or is not executable, a script
+    /// given to an interpreter that does not exist, or a program only under a path the hook's
+    /// sandbox does not show (`/tmp`, `/run`, credential paths). Looked up now, in the
+    /// runtime's `PATH` and the hook's working directory, as a run would. Names inside the
+    /// line's own `PATH` changes are not looked up, nor relative names after a `cd`.
+    pub fn missing_programs(&self) -> Vec<String> {
+        let cwd = confine::working_dir(self.cwd.as_deref());
+        let sandbox = match &self.confinement.containment {
+            Containment::Sandbox(policy) => Some(policy),
+            Containment::Off => None,
+        };
+        let lookup = programs::Lookup {
+            search_path: std::env::var("PATH").ok(),
+            cwd: &cwd,
+            config_dir: self.config_dir.as_deref(),
+            sandbox,
+            bound: std::iter::once(cwd.as_path())
+                .chain(self.config_dir.as_deref())
+                .collect(),
+            own_search_path: programs::mentions_search_path(&self.line),
+        };
+        lookup.missing(&self.analysis.programs)
+    }
+
+    /// Fails when a program of the line is missing; once all were found, no longer looks.
+    fn check_programs(&self) -> Result<(), HookError> {
+        if self.programs_found.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let missing = self.missing_programs();
+        if missing.is_empty() {
+            self.programs_found.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
+        Err(HookError::new(FailureKind::Errored, missing.join("; ")))
+    }
+
+    /// The analyzer's verdict on the line as it runs ([`CommandHook::line`]).
     pub fn analysis(&self) -> &Analysis {
         &self.analysis
     }
@@ -200,6 +309,7 @@ impl CommandHook {
         if let Some(refusal) = &self.refusal {
             return Err(HookError::new(FailureKind::Refused, refusal));
         }
+        self.check_programs()?;
         let event = ctx.event();
         let payload = PayloadWire::from(ctx.payload()).to_json();
         let cwd = confine::working_dir(self.cwd.as_deref());
@@ -212,8 +322,10 @@ impl CommandHook {
             cwd: &cwd,
             passthrough: &self.env_passthrough,
             scratch: None,
+            config_dir: self.config_dir.as_deref(),
         };
-        let finished = match self.confinement.sandbox(&cwd) {
+        let config_dir = self.config_dir.as_deref();
+        let finished = match self.confinement.sandbox(&cwd, config_dir) {
             None => process::run(&invocation).await?,
             Some(Err(e)) => return Err(HookError::msg(e)),
             Some(Ok(prepared)) => {

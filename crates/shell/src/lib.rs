@@ -137,6 +137,7 @@ pub mod limits;
 mod model;
 mod parse;
 mod paths;
+mod programs;
 mod rules;
 mod source;
 mod syntax;
@@ -148,8 +149,8 @@ use std::rc::Rc;
 
 pub use arguments::{ARGUMENTS, rewrite_arguments};
 pub use error::{Result, ShellError};
-pub use limits::{MAX_COMMAND_BYTES, MAX_WRITES};
-pub use model::{Analysis, Finding, Profile, Severity, Verdict};
+pub use limits::{MAX_COMMAND_BYTES, MAX_PROGRAMS, MAX_WRITES};
+pub use model::{Analysis, Finding, Profile, Program, ProgramKind, Severity, Verdict};
 pub use rules::{Rule, rules};
 
 use rules::RuleId;
@@ -180,6 +181,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
     let stopped = analyzer.stopped;
     let mut findings = analyzer.findings;
     let writes = analyzer.writes;
+    let programs = analyzer.programs.finish();
     if let Some(exceeded) = src.budget.exceeded() {
         findings.push(limit_finding(
             profile,
@@ -205,6 +207,7 @@ pub fn analyze(command: &str, profile: Profile) -> Analysis {
         findings,
         work: src.budget.work(),
         writes,
+        programs,
     }
 }
 

@@ -59,6 +59,10 @@ pub const MAX_FINDINGS: usize = 128;
 /// not listed (nothing else changes).
 pub const MAX_WRITES: usize = 32;
 
+/// Programs listed in [`Analysis::programs`](crate::Analysis::programs); more are not listed
+/// (nothing else changes).
+pub const MAX_PROGRAMS: usize = 64;
+
 /// Longest finding message, in bytes (longer ones are cut, with `…`).
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 

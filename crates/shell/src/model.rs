@@ -165,6 +165,47 @@ pub struct Analysis {
     /// write (`tollgate check` compares them with a hook's sandbox), not a security boundary:
     /// a command can write files the analyzer does not see.
     pub writes: Vec<String>,
+    /// The programs the command runs, in the order the analyzer met them (see [`Program`]):
+    /// every command name bash looks up as a file (`jq`, `./hooks/guard.sh`, `env` and the
+    /// `jq` it wraps in `env jq`, names inside `sh -c '…'` strings), not builtins, reserved
+    /// words or functions the text defines; and the script files shells, `source` and
+    /// interpreters are given (`bash hooks/x.sh`, `python3 guard.py`). Names only known at run
+    /// time are not listed, nor files the text writes before running them; each program and
+    /// place once; at most [`MAX_PROGRAMS`](crate::limits::MAX_PROGRAMS). For telling which
+    /// programs a command needs (a hook whose program is missing fails), not a security
+    /// boundary.
+    pub programs: Vec<Program>,
+}
+
+/// What a [`Program`] is to the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgramKind {
+    /// A command name: bash looks it up on `PATH` when it has no `/`, else opens the path.
+    Command,
+    /// A script file a shell (`bash x.sh`), `source`/`.` or an interpreter (`python3 x.py`,
+    /// `node x.js`, `perl`, `ruby`, `php`, `lua`, `Rscript`, `osascript`) is given to run.
+    /// Relative names are relative to the working directory (shells and `source` also search
+    /// `PATH` for a name without `/`).
+    Script,
+}
+
+/// A program a command line runs, as [`Analysis::programs`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Program {
+    /// A command name or a script file.
+    pub kind: ProgramKind,
+    /// The name as bash reads it, quotes removed: `jq`, `./hooks/guard.sh`, `guard.py`.
+    pub name: String,
+    /// Byte range of the word in the original command when the word is part of the command's
+    /// own text (not of a `sh -c '…'` string, a heredoc fed to a shell or an `eval` argument,
+    /// which are code inside a word): the range a caller may replace with another word. The
+    /// range covers the whole word, quotes included. `None` otherwise.
+    pub span: Option<Range<usize>>,
+    /// A `cd`, `pushd` or `popd` came earlier in the text: a relative name may be relative to
+    /// another directory than the one the command starts in.
+    pub after_cd: bool,
 }
 
 impl Analysis {

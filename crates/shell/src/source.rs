@@ -30,6 +30,9 @@ pub(crate) struct Source<'a> {
     /// Files a download earlier in this text wrote (`curl -o F`, `wget URL`), normalised:
     /// running one of them runs downloaded code.
     pub downloads: RefCell<Vec<String>>,
+    /// The text is the command's own (the original, or it with line continuations joined),
+    /// not code decoded from a word of it: its words can be replaced in the original.
+    pub own_text: bool,
 }
 
 /// The value of a positional parameter (`$1`…) of a shell string.
@@ -53,6 +56,7 @@ impl<'a> Source<'a> {
             vars: RefCell::default(),
             budget: Rc::default(),
             downloads: RefCell::default(),
+            own_text: true,
         }
     }
 
@@ -66,6 +70,7 @@ impl<'a> Source<'a> {
             vars: RefCell::default(),
             budget: Rc::clone(&self.budget),
             downloads: RefCell::default(),
+            own_text: false,
         }
     }
 

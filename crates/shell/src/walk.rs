@@ -104,6 +104,10 @@ pub(crate) struct Analyzer {
     ///
     /// [`Analysis::writes`]: crate::Analysis::writes
     pub writes: Vec<String>,
+    /// The programs the text runs (see [`Analysis::programs`]).
+    ///
+    /// [`Analysis::programs`]: crate::Analysis::programs
+    pub programs: crate::programs::Programs,
 }
 
 /// One step of the walk.
@@ -166,6 +170,7 @@ impl Analyzer {
             stopped: false,
             tracked: crate::tracked::Tracked::default(),
             writes: Vec::new(),
+            programs: Default::default(),
         }
     }
 
@@ -239,7 +244,9 @@ impl Analyzer {
             }
             // Bash removes `\<newline>` before it splits words; tree-sitter reads it as a
             // blank. Analyse the text bash sees (spans still point at the original).
+            let own_text = src.own_text;
             joined = src.nested(next, Rc::clone(&src.args));
+            joined.own_text = own_text;
             src = &joined;
         }
     }

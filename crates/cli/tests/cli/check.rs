@@ -414,7 +414,7 @@ fn strict_fails_on_any_warning() {
     let clean = dir.path().join("clean.yaml");
     std::fs::write(
         &clean,
-        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tools: bash_code_execute_tool\n",
+        "hooks:\n  PreToolUse:\n    - script: 'true'\n      tools: bash_code_execute_tool\n",
     )
     .unwrap();
     let typo = dir.path().join("typo.yaml");
@@ -462,7 +462,7 @@ fn tools_that_match_no_runtime_tool_are_warned_about_unless_named_with_tool() {
     let skill = dir.path().join("SKILL.md");
     std::fs::write(
         &skill,
-        "---\nname: guard\nhooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tools: Bash\n    - script: ./rm.sh\n      tools: ['Bash(rm *)']\n    - script: ./deploy.sh\n      tools: [deploy, 'mcp__github__*']\n---\n",
+        "---\nname: guard\nhooks:\n  PreToolUse:\n    - script: 'true'\n      tools: Bash\n    - script: 'true'\n      tools: ['Bash(rm *)']\n    - script: 'true'\n      tools: [deploy, 'mcp__github__*']\n---\n",
     )
     .unwrap();
     let skill = skill.display().to_string();

@@ -6,6 +6,7 @@ mod admin_only;
 mod agent;
 mod hints;
 mod hook_file;
+mod paths;
 mod sandbox;
 mod skill;
 mod tools;

@@ -17,6 +17,10 @@ pub const MINIMAL_ENV: [&str; 10] = [
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM",
 ];
 
+/// Environment variable naming the folder of the file that declared the hook (see
+/// [`CommandHook::declared_in`](super::CommandHook::declared_in)), when it is known.
+pub const CONFIG_DIR_ENV: &str = "HOOK_CONFIG_DIR";
+
 /// Environment variable naming the hook's scratch directory (writable, kept for the hook's
 /// lifetime, removed with it).
 pub const SCRATCH_ENV: &str = "HOOK_SCRATCH_DIR";
@@ -72,9 +76,14 @@ impl Confinement {
         }
     }
 
-    /// The sandbox (`None` when the hook is unconfined), built on first use. `Err` when the
+    /// The sandbox (`None` when the hook is unconfined), built on first use; it shows `cwd`
+    /// and the hook's config folder (read-only) even under its private `/tmp`. `Err` when the
     /// scratch directory cannot be created.
-    pub(super) fn sandbox(&self, cwd: &Path) -> Option<Result<Prepared, String>> {
+    pub(super) fn sandbox(
+        &self,
+        cwd: &Path,
+        config_dir: Option<&Path>,
+    ) -> Option<Result<Prepared, String>> {
         let Containment::Sandbox(policy) = &self.containment else {
             return None;
         };
@@ -83,7 +92,8 @@ impl Confinement {
                 .prefix("tollgate-hook-")
                 .tempdir()
                 .map_err(|e| format!("cannot create the hook's scratch directory: {e}"))?;
-            let policy = policy.clone().writable(scratch.path()).readable(cwd);
+            let mut policy = policy.clone().writable(scratch.path()).readable(cwd);
+            policy.readable.extend(config_dir.map(Path::to_path_buf));
             let launcher = self.launcher.clone().or_else(Launcher::find);
             let egress = Arc::new(GuardedEgress::new(&self.egress_allow));
             Ok(Prepared {

@@ -13,7 +13,7 @@ use tollgate_core::truncate::{HOOK_PAYLOAD_MAX_BYTES, truncate_payload};
 use tollgate_core::{FailureKind, HookError};
 use tollgate_sandbox::{Sandbox, SandboxCommand, SandboxError};
 
-use super::confine::{SCRATCH_ENV, environment};
+use super::confine::{CONFIG_DIR_ENV, SCRATCH_ENV, environment};
 use crate::process_group::GroupKiller;
 
 /// How long output pipes may stay open after an unconfined shell exited (a background job
@@ -32,6 +32,8 @@ pub(super) struct Invocation<'a> {
     pub(super) passthrough: &'a [String],
     /// The hook's scratch directory, when sandboxed.
     pub(super) scratch: Option<&'a Path>,
+    /// The folder of the file that declared the hook, when known.
+    pub(super) config_dir: Option<&'a Path>,
 }
 
 /// A process that ran to its end.
@@ -61,6 +63,10 @@ impl Invocation<'_> {
             ("HOOK_PAYLOAD".to_owned(), env_payload),
             ("HOOK_EVENT".to_owned(), self.event.to_owned()),
         ];
+        if let Some(dir) = self.config_dir {
+            let dir = dir.to_string_lossy().into_owned();
+            extra.push((CONFIG_DIR_ENV.to_owned(), dir));
+        }
         if let Some(scratch) = self.scratch {
             extra.push((
                 SCRATCH_ENV.to_owned(),

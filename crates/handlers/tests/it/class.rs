@@ -120,6 +120,50 @@ fn user_registered_class_is_instantiated_with_its_params() {
 }
 
 #[test]
+fn relative_path_params_are_taken_from_the_declaring_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = ClassTable::builtin();
+    let name = "tollgate-relative-audit-test.jsonl";
+    let params = json!({"path": format!("./logs/{name}")});
+    std::fs::create_dir(dir.path().join("logs")).unwrap();
+    table
+        .instantiate_in("AuditLogHook", &params, dir.path())
+        .unwrap();
+    assert!(dir.path().join("logs").join(name).is_file());
+    // Not relative to the process's working directory.
+    assert!(!std::path::Path::new("logs").join(name).exists());
+    let absolute = dir.path().join("abs.jsonl");
+    let elsewhere = tempfile::tempdir().unwrap();
+    table
+        .instantiate_in("AuditLogHook", &json!({"path": absolute}), elsewhere.path())
+        .unwrap();
+    assert!(absolute.is_file());
+}
+
+#[test]
+fn a_registered_class_names_its_own_path_params() {
+    let mut table = ClassTable::new();
+    table.register_with_paths(
+        "Spill",
+        Arc::new(|params: &Value| {
+            Ok(ClassInstance {
+                tools: Some(vec![params["dir"].as_str().unwrap().to_owned()]),
+                ..ClassInstance::default()
+            })
+        }),
+        &["dir"],
+    );
+    let seen = |params: Value| {
+        let base = std::path::Path::new("/etc/tollgate");
+        let instance = table.instantiate_in("Spill", &params, base).unwrap();
+        instance.tools.unwrap().remove(0)
+    };
+    assert_eq!(seen(json!({"dir": "spill"})), "/etc/tollgate/spill");
+    assert_eq!(seen(json!({"dir": "/var/spill"})), "/var/spill");
+    assert_eq!(seen(json!({"dir": "~/spill"})), "~/spill");
+}
+
+#[test]
 fn a_typo_in_params_is_bad_params_naming_class_and_field() {
     let (class, message) = bad_params("ReadOnlyGuard", json!({"readonly_org": ["org-7"]}));
     assert_eq!(class, "ReadOnlyGuard");

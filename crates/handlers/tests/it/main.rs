@@ -6,6 +6,7 @@
 mod class;
 mod command;
 mod contained;
+mod declared;
 mod http;
 mod llm;
 mod logs;

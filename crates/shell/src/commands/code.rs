@@ -164,6 +164,7 @@ fn shell(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>], call: &Ca
     match w.get(i).filter(|_| !stdin) {
         None => stdin_code(a, cx, call, Reader::Shell, base),
         Some(script) => {
+            a.script_program(cx, script);
             script_operand(a, cx, script, call, base);
             super::scripts::run_file(a, cx, &w[i..], call.span.clone(), false);
         }
@@ -237,6 +238,7 @@ fn eval(a: &mut Analyzer, cx: Cx<'_, '_>, w: &[Word<'_>], call: &Call<'_>) {
 /// `source FILE` / `. FILE`.
 fn source(a: &mut Analyzer, cx: Cx<'_, '_>, base: &str, w: &[Word<'_>], call: &Call<'_>) {
     if let Some(script) = w.get(1) {
+        a.script_program(cx, script);
         script_operand(a, cx, script, call, base);
         super::scripts::run_file(a, cx, &w[1..], call.span.clone(), true);
     }

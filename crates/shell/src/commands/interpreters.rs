@@ -71,6 +71,8 @@ pub(super) struct Interp {
     pub(super) stdin: bool,
     /// Edits files in place (`perl -i`).
     pub(super) in_place: bool,
+    /// Runs a module (`python -m`), not a script file.
+    pub(super) module: bool,
     /// Index of the first operand.
     pub(super) operands: usize,
 }
@@ -84,6 +86,9 @@ fn interpret(
     call: &Call<'_>,
 ) {
     let read = read_interpreter(family, w);
+    if let Some(script) = script_operand(base, family, &read, w) {
+        a.script_program(cx, script);
+    }
     let notifies = family == Family::Osascript && super::applescript::only_notifies(w);
     if let Some(option) = read.inline.as_ref().filter(|_| !notifies) {
         a.report(
@@ -100,6 +105,23 @@ fn interpret(
             a.written_word(call.span.clone(), file, &format!("`{base} -i`"));
         }
     }
+}
+
+/// The script file the interpreter runs, when it runs one (not inline code, standard input
+/// or a module) and its family takes the script as its first operand.
+fn script_operand<'w, 't>(
+    base: &str,
+    family: Family,
+    read: &Interp,
+    w: &'w [Word<'t>],
+) -> Option<&'w Word<'t>> {
+    let takes_file = match family {
+        Family::Bun | Family::Deno | Family::Pwsh => false,
+        Family::R => base == "Rscript",
+        _ => true,
+    };
+    let runs_file = read.inline.is_none() && !read.stdin && !read.module;
+    w.get(read.operands).filter(|_| takes_file && runs_file)
 }
 
 /// Inline code whose text is a download or a decoder's output (`python3 -c "$(curl …)"`):
@@ -202,7 +224,10 @@ fn python_option(t: &str, read: &mut Interp) -> Step {
                 read.inline = Some(t.to_owned());
                 return Step::Stop;
             }
-            'm' => return Step::Stop,
+            'm' => {
+                read.module = true;
+                return Step::Stop;
+            }
             'W' | 'X' => return if last { Step::Value } else { Step::Next },
             _ => {}
         }

@@ -44,6 +44,7 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
     }
     let renamed;
     let mut words = words;
+    let written_plainly = name_word.plain;
     if !name_word.plain {
         if let Some(text) = environment_path::program(a, cx, name_word) {
             renamed = static_name(words, text);
@@ -58,6 +59,9 @@ pub(crate) fn check(a: &mut Analyzer, cx: Cx<'_, '_>, words: &[Word<'_>], call: 
         return;
     };
     let base = name.rsplit('/').next().unwrap_or(name);
+    if written_plainly {
+        a.command_program(cx, name_word, name);
+    }
     if base.is_empty() || names::check(a, cx, base, words, call) {
         return;
     }

@@ -24,6 +24,10 @@ impl Analyzer {
         ) else {
             return;
         };
+        let defined = &cx.src.text[name.byte_range()];
+        if !self.programs.functions.contains(defined) {
+            self.programs.functions.insert(defined.to_owned());
+        }
         let mut up = node.parent();
         while let Some(ancestor) = up {
             if ancestor.kind() == "function_definition" {

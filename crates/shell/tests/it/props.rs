@@ -1,7 +1,7 @@
 //! Property tests: obfuscating rewrites of blocked commands stay blocked; no input panics.
 
 use proptest::prelude::*;
-use tollgate_shell::{Profile, Verdict, analyze};
+use tollgate_shell::{MAX_PROGRAMS, Profile, ProgramKind, Verdict, analyze};
 
 /// Blocked commands to rewrite. `true`: extra trailing arguments keep it blocked.
 const BLOCKED: &[(&str, bool)] = &[
@@ -152,6 +152,16 @@ proptest! {
             let a = analyze(&input, profile);
             for f in &a.findings {
                 prop_assert!(input.get(f.span.clone()).is_some(), "{:?} {:?}", f, input);
+            }
+            prop_assert!(a.programs.len() <= MAX_PROGRAMS);
+            for p in &a.programs {
+                let Some(span) = &p.span else { continue };
+                let written = input.get(span.clone());
+                prop_assert!(written.is_some(), "{:?} {:?}", p, input);
+                // A command name with a place is a plain word: the place holds the name.
+                if p.kind == ProgramKind::Command {
+                    prop_assert_eq!(written, Some(p.name.as_str()), "{:?}", input);
+                }
             }
         }
     }
