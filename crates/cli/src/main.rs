@@ -73,7 +73,8 @@ enum Command {
     /// "allowed","denied","asked","rewritten","skipped",…}}. Bad transcript lines are warnings
     /// on stderr (with their line number) and are skipped. Exits 0 when the replay ran
     /// (whatever the decisions), 1 when the configuration cannot be built, 2 on bad arguments,
-    /// an unreadable transcript or one without tool calls. Mapping: docs/replay.md.
+    /// an unreadable transcript, a file that is no transcript (binary, other text) or one
+    /// without tool calls. Mapping: docs/replay.md.
     Replay(replay::Replay),
     /// Check what this machine gives the OS sandbox of shell commands (command hooks, the
     /// agent's shell tool): kernel features, and containment tried for real.

@@ -44,7 +44,7 @@ use crate::registry::{HookSources, build_registry, fail, init_logging, warn};
 use mapping::ToolNames;
 use payload::{Prepared, prepare};
 use report::{CallReport, Summary, print_table};
-use transcript::Transcript;
+use transcript::{ReadError, Transcript};
 
 /// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
 /// several MiB.
@@ -163,8 +163,10 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
         let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    transcript::read(reader, args.max_line_bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    transcript::read(reader, args.max_line_bytes).map_err(|e| match e {
+        ReadError::Io(e) => format!("cannot read {}: {e}", path.display()),
+        ReadError::NotATranscript(_) => format!("{}: {e}; nothing was replayed", path.display()),
+    })
 }
 
 /// The registry and permission gate of a `tollgate run` agent file, built as a run builds them.
