@@ -148,11 +148,9 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         print_table(&reports, &summary, terminal_width(), out)
     };
-    match printed {
-        // `tollgate replay … | head`: the reader has what it wanted.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => Ok(other.map(|()| ExitCode::SUCCESS)?),
-    }
+    // A closed stdout (`| head`) is an error here and a quiet exit in `main`.
+    printed?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
