@@ -3,7 +3,8 @@
 //! Output (stdout) is for a person: the run header, the model's words, each tool call with the
 //! folded decision and the deciding hook, hook failures under the dispatch they belong to (once
 //! each, see [`failures`]), approvals, observations, sub-agents (indented) and the final
-//! answer. Warnings (skipped hook entries) go to stderr. While a tool or a hook works, a
+//! answer, and a skill the prompt selects (`[use NAME]`) that the agent does not have. Load
+//! warnings (skipped hook entries) go to stderr. While a tool or a hook works, a
 //! spinner turns on stderr (only when stderr is a terminal).
 //!
 //! `ask` decisions: with a terminal on stdin the user answers `y`/`n`; otherwise the call is
@@ -444,6 +445,11 @@ impl TraceSink for Renderer {
             }
             "session_end" if line.origin.depth > 0 => {
                 console.say(&format!("{pad}■ {tag}{}", field("status")));
+            }
+            // A skill the prompt selects (`[use NAME]`) that the agent lacks changes what the
+            // run does: said with the run, not among the load warnings.
+            "warning" if field("entry") == "skills" => {
+                console.say(&format!("{pad}⚠ {tag}{}", field("message")));
             }
             "warning" => console.warn(&format!(
                 "warning: {}: {}: {}",

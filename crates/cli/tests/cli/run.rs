@@ -549,6 +549,44 @@ fn an_unknown_skill_flag_is_refused() {
 }
 
 #[test]
+fn regression_a_capitalised_use_tag_was_ignored_without_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(
+        dir.path(),
+        "[Use deploy] ship v2.4.1",
+        &["--bypass-hooks"],
+        &[],
+        closed_port(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(
+        of(&lines, "session_start")[0]["skills"],
+        serde_json::json!(["deploy"])
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(
+        dir.path(),
+        "[USE Deploi] ship v2.4.1",
+        &["--bypass-hooks"],
+        &[],
+        closed_port(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(
+        of(&lines, "session_start")[0]["skills"],
+        serde_json::json!([])
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.lines().any(|l| l
+            == "⚠ no skill named `Deploi` is available to this agent (its skills: deploy); \
+                nothing was selected for it"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();
     let script = serde_json::json!([
