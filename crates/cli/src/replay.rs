@@ -17,8 +17,8 @@
 //! "tool_call_id","tool_input"}`; `docs/replay.md` lists the metadata and id rules.
 //!
 //! Exit status: 0 when the replay ran, whatever the decisions; 1 when the configuration cannot
-//! be built; 2 on bad arguments, an unreadable transcript, or a transcript without a tool call
-//! that could be replayed.
+//! be built; 2 on bad arguments, an unreadable transcript, a file that is no transcript at all
+//! (binary, UTF-16, other text), or a transcript without a tool call that could be replayed.
 
 mod mapping;
 mod payload;
