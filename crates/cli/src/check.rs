@@ -2,9 +2,11 @@
 //! the warnings.
 //!
 //! Each FILE is loaded by its kind: `SKILL.md` (or any `*.md`) as a skill (treated as
-//! selected), `*.json` as an agent config, `*.yaml`/`*.yml` as a user hook file; files after
-//! `--admin` as admin hook files, whose `network.allow_cidrs` and `standalone` apply to every
-//! file of the run. Hooks are built as for a run (command hooks are vetted by the shell
+//! selected); a YAML or JSON file whose top level has a `name` or a `model_config_json` as an
+//! agent file of `tollgate run` (its gate, its hooks and each skill's, then its sub-agents'
+//! files); any other `*.yaml`/`*.yml`/`*.json` as a user hook file; files after `--admin` as
+//! admin hook files, whose `network.allow_cidrs`, `standalone` and `sandbox` apply to every file
+//! of the run. Hooks are built as for a run (command hooks are vetted by the shell
 //! analyzer, http URLs by the SSRF guard, secrets and the llm endpoint are read from the
 //! environment); a hook that cannot be built is a warning.
 //!
@@ -13,10 +15,13 @@
 //! is a warning (the hook will fail), a write to `/tmp` a note (it lands in the sandbox's
 //! private `/tmp`).
 //!
-//! `--json` prints `{"files":[{"path","hooks":[{"event","name","kind","source","tools",
-//! "priority","timeout_sec","failure_mode","fire_and_forget","command"?,"verdict"?,
-//! "sandbox"?,"writes"?:[{"path","access":"writable"|"read_only"|"private_tmp","grant"?}]}],
-//! "warnings":[{"entry","message"}],"errors":[…]}]}`. Exit status: 0 when every file parsed
+//! `--json` prints `{"files":[{"path","agent"?:{"name","model","tools","hook_files",
+//! "skills":[{"name","path"}],"gate":{"shell_analyzer","require_confirmation_for_all",
+//! "confirmation_tools"},"shell_sandbox":{"network","writable"},"subagents":[{"name","file","timeout_seconds"}]},"hooks":[{"event",
+//! "name","kind","source","tools","priority","timeout_sec","failure_mode","fire_and_forget",
+//! "command"?,"verdict"?,"sandbox"?,"writes"?:[{"path","access":"writable"|"read_only"|
+//! "private_tmp","grant"?}],"skill"?}],"warnings":[{"entry","message"}],"errors":[…]}]}`
+//! (`skill`: the hook comes from that skill of the agent and runs only when a run selects it). Exit status: 0 when every file parsed
 //! (warnings allowed), 1 otherwise.
 //!
 //! Everything printed comes from files (paths, names, commands, warnings), so control
@@ -32,13 +37,14 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use tollgate_config::{
-    AgentConfig, Assembler, ConfigError, HookFile, Policy, ResolvedHook, Skill, Trust, Warning,
+    Assembler, ConfigError, HookFile, Policy, ResolvedHook, Skill, Trust, Warning,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
 use tollgate_handlers::text::{escape_controls, escape_controls_json};
 use tollgate_protocol::HookSource;
 
+mod agent;
 mod writes;
 
 use writes::Access;
@@ -52,7 +58,8 @@ pub struct Check {
     /// An admin (trusted) hook file; repeat for several.
     #[arg(long = "admin", value_name = "FILE")]
     admin: Vec<PathBuf>,
-    /// SKILL.md, agent config (*.json) or user hook files (*.yaml, *.yml).
+    /// SKILL.md, agent files (YAML or JSON, as `tollgate run --agent` takes them) or user hook
+    /// files (*.yaml, *.yml, *.json).
     #[arg(value_name = "FILE", required_unless_present = "admin")]
     files: Vec<PathBuf>,
 }
@@ -65,6 +72,8 @@ struct Report {
 #[derive(Debug, Serialize)]
 struct FileReport {
     path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<agent::AgentReport>,
     hooks: Vec<HookReport>,
     warnings: Vec<WarningReport>,
     errors: Vec<String>,
@@ -80,6 +89,10 @@ struct HookReport {
     /// sandbox lets it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     writes: Vec<writes::Write>,
+    /// In an agent file's report: the skill the hook comes from (it runs only when a run
+    /// selects that skill).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skill: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -109,7 +122,11 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
         .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &classes, &policy))
         .collect();
     for path in &args.files {
-        files.push(report(path, load(path), &classes, &policy));
+        if agent::is_agent_file(path) {
+            files.extend(agent::reports(path, &classes, &policy));
+        } else {
+            files.push(report(path, load(path), &classes, &policy));
+        }
     }
     let ok = files.iter().all(|f| f.errors.is_empty());
     let report = Report { files };
@@ -128,7 +145,6 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
 
 enum Loaded {
     Skill(Skill),
-    Agent(AgentConfig),
     Hooks(HookFile),
 }
 
@@ -143,8 +159,7 @@ fn load(path: &Path) -> Result<Loaded, ConfigError> {
         .unwrap_or_default();
     match ext {
         "md" => Skill::load(path).map(Loaded::Skill),
-        "json" => AgentConfig::load(path).map(Loaded::Agent),
-        "yaml" | "yml" => HookFile::load(path, Trust::User).map(Loaded::Hooks),
+        "yaml" | "yml" | "json" => HookFile::load(path, Trust::User).map(Loaded::Hooks),
         _ => Err(ConfigError::UnknownKind {
             path: path.display().to_string(),
         }),
@@ -159,6 +174,7 @@ fn report(
 ) -> FileReport {
     let mut report = FileReport {
         path: path.display().to_string(),
+        agent: None,
         hooks: Vec::new(),
         warnings: Vec::new(),
         errors: Vec::new(),
@@ -174,11 +190,6 @@ fn report(
         Ok(Loaded::Hooks(file)) => {
             warnings.extend(file.warnings);
             assembler.add_specs(&file.hooks);
-        }
-        Ok(Loaded::Agent(agent)) => {
-            if let Err(error) = assembler.add_agent(&agent) {
-                report.errors.push(error.to_string());
-            }
         }
     }
     let assembled = assembler.finish();
@@ -214,6 +225,7 @@ fn with_verdict(hook: ResolvedHook) -> HookReport {
         hook,
         verdict,
         writes,
+        skill: None,
     }
 }
 
@@ -222,6 +234,9 @@ fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
         writeln!(out, "{}", escape_controls(&file.path))?;
         for error in &file.errors {
             writeln!(out, "  error: {}", escape_controls(error))?;
+        }
+        if let Some(agent) = &file.agent {
+            agent::print_agent(agent, out)?;
         }
         if file.errors.is_empty() && file.hooks.is_empty() {
             writeln!(out, "  no hooks")?;
@@ -240,7 +255,10 @@ fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
 fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
     let h = &report.hook;
     let tools = h.tools.as_ref().map_or("*".to_owned(), |t| t.join(", "));
-    let line = format!("{} {} ({}, source {})", h.event, h.name, h.kind, h.source);
+    let mut line = format!("{} {} ({}, source {})", h.event, h.name, h.kind, h.source);
+    if let Some(skill) = &report.skill {
+        line.push_str(&format!(" — only in runs that select skill `{skill}`"));
+    }
     writeln!(out, "  {}", escape_controls(&line))?;
     let settings = format!(
         "tools: {tools}; priority {}; timeout {} s; {}{}",

@@ -1,10 +1,13 @@
 //! `tollgate dispatch`: build a registry exactly as a run would and dispatch one event through
 //! the real dispatcher.
 //!
-//! The registry is built in this order (ties in priority run in registration order): `--admin`
-//! files (source `admin_config`; their `network.allow_cidrs` and `standalone` are the policy of
-//! every file), the `--agent` config's class hooks (`agent_config`), `--hooks` files
-//! (`user_config`), then the `--skill` files, which count as selected by the user (`skill`).
+//! The registry is built as `tollgate run` builds it (ties in priority run in registration
+//! order): `--admin` files (source `admin_config`; their `network.allow_cidrs`, `standalone` and
+//! `sandbox` are the policy of every file), the `--agent` file's class hooks (`agent_config`),
+//! its hook files and the `--hooks` files (`user_config`), then the skills selected with
+//! `--skill NAME|PATH` (`skill`). With `--agent` the agent's permission gate reviews tool calls
+//! too (the shell analyzer on `bash_code_execute_tool`, its confirmation settings); without
+//! one, only the hooks decide.
 //! Everything printed is escaped: control characters, line separators and bidirectional
 //! controls in names, reasons and warnings never reach the terminal raw (the JSON keeps its
 //! values: they are `\uXXXX` escapes there). Load warnings go to stderr; hook failures are WARN logs on stderr (`RUST_LOG=info|debug|…`
@@ -33,12 +36,12 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher, Registry};
+use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher};
 use tollgate_handlers::text::escape_controls_json;
 use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
 use tollgate_protocol::{Event, Payload};
 
-use crate::registry::{HookSources, build_registry, fail, init_logging};
+use crate::registry::{HookSources, Policy, fail, init_logging};
 
 /// Arguments of `tollgate dispatch`.
 #[derive(Debug, Args)]
@@ -68,29 +71,36 @@ fn parse_event(name: &str) -> std::result::Result<Event, String> {
 /// Only when the Tokio runtime cannot start or writing to `out` fails.
 pub fn run(args: Dispatch, out: &mut impl Write) -> Result<ExitCode> {
     init_logging();
-    let payload = match read_payload(&args.payload).and_then(|v| to_payload(&args.event, v)) {
-        Ok(payload) => Arc::new(payload),
+    let value = match read_payload(&args.payload) {
+        Ok(value) => value,
         Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
     };
-    let registry = match build_registry(&args.sources) {
-        Ok(registry) => registry,
-        Err(message) => return Ok(fail(1, &message)),
+    let policy = match args.sources.build() {
+        Ok(policy) => policy,
+        Err((code, message)) => return Ok(fail(code, &message)),
+    };
+    let payload = match to_payload(&args.event, value, &policy) {
+        Ok(payload) => Arc::new(payload),
+        Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(dispatch_all(registry, payload, args.repeat, out))?;
+    runtime.block_on(dispatch_all(policy, payload, args.repeat, out))?;
     Ok(ExitCode::SUCCESS)
 }
 
 async fn dispatch_all(
-    registry: Registry,
+    policy: Policy,
     payload: Arc<Payload>,
     repeat: u32,
     out: &mut impl Write,
 ) -> Result<()> {
     let background = Background::default();
-    let dispatcher = Dispatcher::new(registry).with_background(background.clone());
+    let mut dispatcher = Dispatcher::new(policy.registry).with_background(background.clone());
+    if let Some(gate) = policy.gate {
+        dispatcher = dispatcher.with_permission_gate(Arc::new(gate));
+    }
     for _ in 0..repeat {
         let outcome = dispatcher.dispatch(Arc::clone(&payload)).await;
         // Reasons and hook errors are a hook's own text: valid JSON, but no raw terminal controls.
@@ -124,8 +134,13 @@ fn read_payload(arg: &str) -> std::result::Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))
 }
 
-/// Fills the defaults and validates `value` as a payload of `event`.
-fn to_payload(event: &Event, value: Value) -> std::result::Result<Payload, String> {
+/// Fills the defaults (with `--agent`: its name as `agent_id` and its `metadata`) and validates
+/// `value` as a payload of `event`.
+fn to_payload(
+    event: &Event,
+    value: Value,
+    policy: &Policy,
+) -> std::result::Result<Payload, String> {
     let Value::Object(mut object) = value else {
         return Err("expected a JSON object".into());
     };
@@ -142,12 +157,23 @@ fn to_payload(event: &Event, value: Value) -> std::result::Result<Payload, Strin
         }
     }
     object.insert("event".into(), Value::String(event.to_string()));
-    fill_defaults(&mut object);
+    fill_defaults(
+        &mut object,
+        policy.agent.as_ref().map_or("cli", |a| &a.name),
+    );
+    if let Some(agent) = &policy.agent {
+        let metadata = object
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(metadata) = metadata {
+            agent.fill_metadata(metadata);
+        }
+    }
     let wire = PayloadWire::from_json(Value::Object(object)).map_err(|e| e.to_string())?;
     Payload::try_from(wire).map_err(|e| e.to_string())
 }
 
-fn fill_defaults(object: &mut Map<String, Value>) {
+fn fill_defaults(object: &mut Map<String, Value>, agent_id: &str) {
     let id = generated_id();
     let mut fill = |key: &str, value: String| {
         object
@@ -157,7 +183,7 @@ fn fill_defaults(object: &mut Map<String, Value>) {
     fill("session_id", format!("cli-session-{id}"));
     fill("run_id", format!("cli-run-{id}"));
     fill("trace_id", format!("cli-trace-{id}"));
-    fill("agent_id", "cli".into());
+    fill("agent_id", agent_id.into());
     fill("source", "cli".into());
     if object.contains_key("tool_name") {
         object

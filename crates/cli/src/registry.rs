@@ -1,46 +1,75 @@
-//! The hook files a run is built from (`--admin`, `--hooks`, `--skill`, `--agent`), shared by
-//! `tollgate dispatch` and `tollgate replay`, and the registry built from them exactly as a run
-//! builds it.
+//! The hook sources of a run (`--agent`, `--admin`, `--hooks`, `--skill`), shared by `tollgate
+//! run`, `tollgate dispatch` and `tollgate replay`, and the registry built from them exactly as a
+//! run builds it.
 //!
-//! Registration order, which decides ties in priority: `--admin` files (source
-//! `admin_config`; their `network.allow_cidrs` and `standalone` are the policy of every file),
-//! the `--agent` config's class hooks (`agent_config`), `--hooks` files (`user_config`), then the
-//! `--skill` files, which count as selected by the user (`skill`).
+//! `--agent` takes the agent file of `tollgate run` (YAML or JSON, `docs/runtime.md`); without
+//! one the run's agent is the default agent (no hooks of its own, the standard tools, the
+//! `direct` model). Registration order, which decides ties in priority: `--admin` files (source
+//! `admin_config`; their `network.allow_cidrs`, `standalone` and `sandbox` are the policy of
+//! every file), the agent's class hooks (`agent_config`), the agent's hook files then the
+//! `--hooks` files (`user_config`), then the selected skills (`skill`): the agent's skills named
+//! with `--skill NAME` (or `[use NAME]` in a run's prompt) and the `--skill PATH` files and
+//! folders, which count as selected.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tollgate_config::{AgentConfig, Assembler, HookFile, Policy, Skill, SkillSet, Trust, Warning};
+use tollgate_config::{HookFile, Skill, Trust};
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::text::escape_controls;
+use tollgate_runtime::{AgentDef, RuntimeGate, assemble};
 
 /// The hook sources of a run, as command-line flags.
 #[derive(Debug, Args)]
 pub struct HookSources {
     /// An admin (trusted) hook file; repeat for several.
     #[arg(long = "admin", value_name = "FILE")]
-    admin: Vec<PathBuf>,
-    /// A user hook file (*.yaml); repeat for several.
+    pub admin: Vec<PathBuf>,
+    /// A user hook file (YAML); repeat for several. Its hooks come after the agent's own.
     #[arg(long = "hooks", value_name = "FILE")]
-    hooks: Vec<PathBuf>,
-    /// A SKILL.md the user selected for this run; repeat for several.
-    #[arg(long = "skill", value_name = "SKILL.md")]
-    skills: Vec<PathBuf>,
-    /// An agent config (JSON) whose class hooks are added.
-    #[arg(long, value_name = "AGENT.json")]
-    agent: Option<PathBuf>,
+    pub hooks: Vec<PathBuf>,
+    /// Select a skill: the name of one of the agent's skills, or a SKILL.md file or the folder
+    /// holding one; repeat for several.
+    #[arg(long = "skill", visible_alias = "use", value_name = "NAME|PATH")]
+    pub skills: Vec<String>,
+    /// The agent file (YAML or JSON) of `tollgate run`: its class hooks, hook files, skills and
+    /// confirmation settings. Default: the default agent (docs/runtime.md).
+    #[arg(long, visible_alias = "agent-file", value_name = "FILE")]
+    pub agent: Option<PathBuf>,
+}
+
+/// A run's policy built from [`HookSources`].
+pub struct Policy {
+    /// The hooks.
+    pub registry: Registry,
+    /// The agent's permission gate (the shell analyzer on the shell tool, the confirmation
+    /// settings); `None` without `--agent`, so hooks are tried on their own.
+    pub gate: Option<RuntimeGate>,
+    /// With `--agent`: the agent's name and `metadata`, which a run puts in every payload
+    /// (`agent_id`, `metadata.org_id`, …).
+    pub agent: Option<AgentInfo>,
+}
+
+/// What a run of an agent puts in every payload.
+pub struct AgentInfo {
+    /// `agent_id`.
+    pub name: String,
+    /// Default `metadata` keys.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+impl AgentInfo {
+    /// Puts the agent's `metadata` keys a payload lacks into it, as a run of the agent would
+    /// (keys the payload has win).
+    pub fn fill_metadata(&self, metadata: &mut serde_json::Map<String, serde_json::Value>) {
+        for (key, value) in &self.metadata {
+            metadata.entry(key).or_insert_with(|| value.clone());
+        }
+    }
 }
 
 impl HookSources {
-    /// Loads the `--admin` files.
-    ///
-    /// # Errors
-    /// A message naming the file when one cannot be read or parsed.
-    pub fn admin_files(&self) -> Result<Vec<HookFile>, String> {
-        load_all(&self.admin, |p| HookFile::load(p, Trust::Admin))
-    }
-
     /// Whether no hook source was given at all.
     pub fn is_empty(&self) -> bool {
         self.admin.is_empty()
@@ -48,65 +77,103 @@ impl HookSources {
             && self.skills.is_empty()
             && self.agent.is_none()
     }
+
+    /// Loads every source and builds the run's registry and gate. Load warnings are printed to
+    /// stderr as `warning: FILE: ENTRY: MESSAGE`.
+    ///
+    /// # Errors
+    /// The exit status and a message: 1 when a file cannot be read or parsed or the hooks
+    /// cannot be built, 2 for a `--skill` that is neither a skill of the agent nor a file.
+    pub fn build(&self) -> Result<Policy, (u8, String)> {
+        let admin = load_admin(&self.admin).map_err(|e| (1, e))?;
+        let (def, selected) = agent_for_run(self.agent.as_deref(), &self.hooks, &self.skills)?;
+        for warning in admin.iter().flat_map(|f| &f.warnings).chain(&def.warnings) {
+            warn(warning);
+        }
+        let assembly = assemble(&def, &selected, &ClassTable::builtin(), &admin)
+            .map_err(|e| (1, format!("{}: {e}", def.path)))?;
+        for warning in &assembly.warnings {
+            warn(warning);
+        }
+        Ok(Policy {
+            registry: assembly.registry,
+            gate: self.agent.is_some().then_some(assembly.gate),
+            agent: self.agent.is_some().then(|| AgentInfo {
+                name: def.name.clone(),
+                metadata: def.metadata.clone(),
+            }),
+        })
+    }
 }
 
-/// Loads every file of `sources` and builds the run's registry. Load warnings are printed to
-/// stderr as `warning: FILE: ENTRY: MESSAGE`.
+/// Loads admin hook files.
 ///
 /// # Errors
-/// A message naming the file or class when a file cannot be read or parsed, an agent class is
-/// unknown or has bad params, or the registry cannot be built.
-pub fn build_registry(sources: &HookSources) -> Result<Registry, String> {
-    let admin = load_all(&sources.admin, |p| HookFile::load(p, Trust::Admin))?;
-    let user = load_all(&sources.hooks, |p| HookFile::load(p, Trust::User))?;
-    let skills = load_all(&sources.skills, Skill::load)?;
-    let agent = sources
-        .agent
-        .as_deref()
-        .map(AgentConfig::load)
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let classes = ClassTable::builtin();
-    let mut assembler = Assembler::new(&classes, Policy::from_admin(&admin));
-    let mut warnings: Vec<Warning> = Vec::new();
-    for file in admin.iter() {
-        warnings.extend(file.warnings.iter().cloned());
-        assembler.add_specs(&file.hooks);
-    }
-    if let Some(agent) = &agent {
-        assembler.add_agent(agent).map_err(|e| e.to_string())?;
-    }
-    for file in &user {
-        warnings.extend(file.warnings.iter().cloned());
-        assembler.add_specs(&file.hooks);
-    }
-    warnings.extend(skills.iter().flat_map(|s| s.warnings.iter().cloned()));
-    let selected: Vec<String> = skills.iter().map(|s| s.name.clone()).collect();
-    let set = SkillSet::new(skills);
-    for (name, paths) in set.duplicates() {
-        let message = format!(
-            "skills {} share the name `{name}`; all of them are selected",
-            paths.join(", ")
-        );
-        warnings.push(Warning::new(paths[0], "name", message));
-    }
-    assembler.add_specs(&set.hooks_for(&selected));
-    let assembled = assembler.finish();
-    warnings.extend(assembled.warnings);
-    for warning in &warnings {
-        warn(warning);
-    }
-    assembled.builder.build().map_err(|e| e.to_string())
-}
-
-fn load_all<T, E: std::fmt::Display>(
-    paths: &[PathBuf],
-    load: impl Fn(&Path) -> Result<T, E>,
-) -> Result<Vec<T>, String> {
+/// A message naming the file when one cannot be read or parsed.
+pub fn load_admin(paths: &[PathBuf]) -> Result<Vec<HookFile>, String> {
     paths
         .iter()
-        .map(|p| load(p).map_err(|e| e.to_string()))
+        .map(|p| HookFile::load(p, Trust::Admin).map_err(|e| e.to_string()))
         .collect()
+}
+
+/// The agent of a run: the agent file at `agent` (or the default agent), with the `hooks`
+/// files added after its own and the `skills` resolved; returns it with the names to select.
+///
+/// # Errors
+/// As [`HookSources::build`].
+pub fn agent_for_run(
+    agent: Option<&Path>,
+    hooks: &[PathBuf],
+    skills: &[String],
+) -> Result<(AgentDef, Vec<String>), (u8, String)> {
+    let mut def = match agent {
+        Some(path) => AgentDef::load(path).map_err(|e| (1, e.to_string()))?,
+        None => AgentDef::default_agent(),
+    };
+    for path in hooks {
+        let file = HookFile::load(path, Trust::User).map_err(|e| (1, e.to_string()))?;
+        def.add_hook_file(file);
+    }
+    let mut selected: Vec<String> = Vec::new();
+    for skill in skills {
+        let name = select_skill(&mut def, skill)?;
+        if !selected.contains(&name) {
+            selected.push(name);
+        }
+    }
+    Ok((def, selected))
+}
+
+/// `--skill ARG`: the agent's skill named `ARG`, else the SKILL.md at `ARG` (a file, or a folder
+/// holding one), added to the agent.
+fn select_skill(def: &mut AgentDef, arg: &str) -> Result<String, (u8, String)> {
+    if def.skills.get(arg).is_some() {
+        return Ok(arg.to_owned());
+    }
+    let path = Path::new(arg);
+    let file = if path.is_dir() {
+        path.join("SKILL.md")
+    } else {
+        path.to_owned()
+    };
+    if file.is_file() {
+        let skill = Skill::load(&file).map_err(|e| (1, e.to_string()))?;
+        return Ok(def.add_skill(skill));
+    }
+    let known = def.skills.names();
+    Err((
+        2,
+        format!(
+            "--skill `{arg}`: not a skill of {} (its skills: {}) and no SKILL.md at that path",
+            def.path,
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        ),
+    ))
 }
 
 /// WARN-level logs (hook failures) on stderr; `RUST_LOG=info|debug|…` raises the level. Log

@@ -9,7 +9,7 @@
 //! every call. Hooks really run (a command hook runs its shell line on each payload); tools
 //! never do: nothing recorded is executed. The runtime's permission gate reviews each call as
 //! in `tollgate run`: the shell analyzer's `agent` profile on `bash_code_execute_tool` (a
-//! `block` denies as `permission_gate`, an `escalate` asks); with `--agent-file` the agent's
+//! `block` denies as `permission_gate`, an `escalate` asks); with `--agent` the agent's
 //! confirmation settings apply too, as in a run.
 //!
 //! Each payload is `{"event":"pre_tool_use","session_id","run_id","trace_id","agent_id",
@@ -35,12 +35,10 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use tollgate_core::{Background, Dispatcher, Registry};
-use tollgate_handlers::ClassTable;
+use tollgate_core::{Background, Dispatcher};
 use tollgate_handlers::text::escape_controls_json;
-use tollgate_runtime::{AgentDef, RuntimeGate, assemble};
 
-use crate::registry::{HookSources, build_registry, fail, init_logging, warn};
+use crate::registry::{HookSources, Policy, fail, init_logging, warn};
 use mapping::ToolNames;
 use payload::{Prepared, prepare};
 use report::{CallReport, Summary, print_table};
@@ -58,15 +56,6 @@ pub struct Replay {
     transcript: PathBuf,
     #[command(flatten)]
     sources: HookSources,
-    /// A `tollgate run` agent file (YAML or JSON): replay against its policy exactly as a run
-    /// builds it: its class hooks, its hook files, the skills named with --use, and its
-    /// confirmation settings in the permission gate (plus any --admin files).
-    #[arg(long, value_name = "AGENT.yaml", conflicts_with_all = ["hooks", "skills", "agent"])]
-    agent_file: Option<PathBuf>,
-    /// With --agent-file: select the agent's skill NAME, as `--skill NAME` or `[use NAME]` does
-    /// in a run; repeat for several.
-    #[arg(long = "use", value_name = "NAME", requires = "agent_file")]
-    use_skills: Vec<String>,
     /// Which tool names and inputs Claude Code calls are replayed under: tollgate's runtime
     /// tools (`Bash` → `bash_code_execute_tool {command}`) or Claude Code's own, verbatim.
     /// Trace lines always keep their names.
@@ -93,10 +82,10 @@ struct JsonReport<'a> {
 /// Only when the Tokio runtime cannot start or writing to `out` fails.
 pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
     init_logging();
-    if args.sources.is_empty() && args.agent_file.is_none() {
+    if args.sources.is_empty() {
         return Ok(fail(
             2,
-            "no hooks to replay against: pass --hooks, --admin, --skill, --agent or --agent-file",
+            "no hooks to replay against: pass --agent, --hooks, --admin or --skill",
         ));
     }
     let source = args.transcript.display().to_string();
@@ -123,20 +112,14 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
         };
         return Ok(fail(2, &message));
     }
-    let (registry, gate) = match &args.agent_file {
-        Some(path) => match agent_policy(path, &args) {
-            Ok(policy) => policy,
-            Err((code, message)) => return Ok(fail(code, &message)),
-        },
-        None => match build_registry(&args.sources) {
-            Ok(registry) => (registry, RuntimeGate::default()),
-            Err(message) => return Ok(fail(1, &message)),
-        },
+    let policy = match args.sources.build() {
+        Ok(policy) => policy,
+        Err((code, message)) => return Ok(fail(code, &message)),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let reports = runtime.block_on(dispatch_all(registry, gate, &calls));
+    let reports = runtime.block_on(dispatch_all(policy, &calls));
     let summary = Summary::new(&reports, skipped, transcript.skipped_lines());
     let printed = if args.json {
         let report = JsonReport {
@@ -167,54 +150,29 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
     })
 }
 
-/// The registry and permission gate of a `tollgate run` agent file, built as a run builds them.
-/// Errors carry the exit status: 1 when the agent or its hooks cannot be built, 2 for a `--use`
-/// name the agent has no skill for.
-fn agent_policy(
-    path: &std::path::Path,
-    args: &Replay,
-) -> std::result::Result<(Registry, RuntimeGate), (u8, String)> {
-    let def = AgentDef::load(path).map_err(|e| (1, e.to_string()))?;
-    let unknown = def.skills.unknown(&args.use_skills);
-    if !unknown.is_empty() {
-        let known = def.skills.names().join(", ");
-        return Err((
-            2,
-            format!(
-                "--use {}: {} has no such skill (its skills: {known})",
-                unknown.join(", "),
-                def.path
-            ),
-        ));
-    }
-    let admin = args.sources.admin_files().map_err(|e| (1, e))?;
-    let warnings = admin
-        .iter()
-        .flat_map(|f| f.warnings.iter())
-        .chain(&def.warnings);
-    for warning in warnings {
-        warn(warning);
-    }
-    let classes = ClassTable::builtin();
-    let assembly = assemble(&def, &args.use_skills, &classes, &admin).map_err(|e| (1, e))?;
-    for warning in &assembly.warnings {
-        warn(warning);
-    }
-    Ok((assembly.registry, assembly.gate))
-}
-
-async fn dispatch_all(
-    registry: Registry,
-    gate: RuntimeGate,
-    calls: &[Prepared],
-) -> Vec<CallReport> {
+async fn dispatch_all(policy: Policy, calls: &[Prepared]) -> Vec<CallReport> {
     let background = Background::default();
+    // Without an agent file the replay still applies the run's default gate (the shell
+    // analyzer on the shell tool), as a run of the default agent would.
+    let Policy {
+        registry,
+        gate,
+        agent,
+    } = policy;
     let dispatcher = Dispatcher::new(registry)
         .with_background(background.clone())
-        .with_permission_gate(Arc::new(gate));
+        .with_permission_gate(Arc::new(gate.unwrap_or_default()));
     let mut reports = Vec::with_capacity(calls.len());
     for (i, call) in calls.iter().enumerate() {
-        let outcome = dispatcher.dispatch(Arc::clone(&call.payload)).await;
+        let payload = if let Some(agent) = &agent {
+            // The agent's metadata (`org_id`, …) as a run of it would carry; recorded keys win.
+            let mut payload = (*call.payload).clone();
+            agent.fill_metadata(&mut payload.common.metadata);
+            Arc::new(payload)
+        } else {
+            Arc::clone(&call.payload)
+        };
+        let outcome = dispatcher.dispatch(payload).await;
         reports.push(CallReport::new(i + 1, call, &outcome));
     }
     // Fire-and-forget hooks keep their deadline; let them finish before the process exits.

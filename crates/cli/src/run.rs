@@ -23,28 +23,24 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::registry::fail;
+use crate::registry::{HookSources, agent_for_run, fail, load_admin};
 use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
-use tollgate_config::{HookFile, Trust};
 use tollgate_core::{BoxFuture, HooksMode};
 use tollgate_handlers::text::escape_controls;
 use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver, DenyApprover};
 use tollgate_runtime::trace::{JsonlFile, TraceLine, TraceSink};
-use tollgate_runtime::{AgentDef, CancellationToken, EndStatus, ModelSpec, RunRequest, Services};
+use tollgate_runtime::{CancellationToken, EndStatus, ModelSpec, RunRequest, Services};
 
 /// Arguments of `tollgate run`.
 #[derive(Debug, Args)]
 pub struct Run {
-    /// The agent file (YAML or JSON).
-    #[arg(long, value_name = "FILE")]
-    agent: PathBuf,
-    /// Select a skill of the agent by name for this run; repeat for several. (A prompt
-    /// starting with `[use NAME]` selects one too.)
-    #[arg(long = "skill", value_name = "NAME")]
-    skills: Vec<String>,
+    /// The agent, its hook files and skills, the admin files. (A prompt starting with `[use
+    /// NAME]` selects the agent's skill NAME too.)
+    #[command(flatten)]
+    sources: HookSources,
     /// The model: `scripted:FILE` (replays assistant turns) or `openai:MODEL` (an
     /// OpenAI-compatible endpoint: TOLLGATE_MODEL_BASE_URL / OPENAI_BASE_URL, OPENAI_API_KEY).
     /// Default: the agent file's `model`.
@@ -57,9 +53,6 @@ pub struct Run {
     /// (shell analyzer, confirmation settings) still applies.
     #[arg(long)]
     bypass_hooks: bool,
-    /// An admin (trusted) hook file, applied to every agent of the run; repeat for several.
-    #[arg(long = "admin", value_name = "FILE")]
-    admin: Vec<PathBuf>,
     /// The tools' working directory (default: the agent file's `workspace`, else a fresh
     /// directory under the system temp dir, kept after the run).
     #[arg(long, value_name = "DIR")]
@@ -74,34 +67,15 @@ pub struct Run {
 /// Only when the Tokio runtime cannot start.
 pub fn run(args: Run) -> Result<ExitCode> {
     crate::registry::init_run_logging();
-    let agent = match AgentDef::load(&args.agent) {
-        Ok(agent) => agent,
-        Err(e) => return Ok(fail(1, &e.to_string())),
-    };
     if args.prompt.trim().is_empty() {
         return Ok(fail(2, "the prompt is empty"));
     }
-    let unknown = agent.skills.unknown(&args.skills);
-    if !unknown.is_empty() {
-        let known: Vec<&str> = agent.skills.names();
-        return Ok(fail(
-            2,
-            &format!(
-                "no skill named {} in {} (its skills: {})",
-                unknown
-                    .iter()
-                    .map(|s| format!("`{s}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                args.agent.display(),
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            ),
-        ));
-    }
+    let sources = &args.sources;
+    let (agent, skills) =
+        match agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills) {
+            Ok(agent) => agent,
+            Err((code, message)) => return Ok(fail(code, &message)),
+        };
     // The model's shell commands run as this user: keep them from reading this process's
     // environment (API keys) through /proc/<pid>/environ. (A root process stays readable by
     // root; run agents as an unprivileged user.)
@@ -116,13 +90,10 @@ pub fn run(args: Run) -> Result<ExitCode> {
         Some(Err(e)) => return Ok(fail(2, &e)),
         other => other.transpose().ok().flatten(),
     };
-    let mut admin = Vec::new();
-    for path in &args.admin {
-        match HookFile::load(path, Trust::Admin) {
-            Ok(file) => admin.push(file),
-            Err(e) => return Ok(fail(1, &e.to_string())),
-        }
-    }
+    let admin = match load_admin(&sources.admin) {
+        Ok(admin) => admin,
+        Err(message) => return Ok(fail(1, &message)),
+    };
     for file in &admin {
         for warning in &file.warnings {
             crate::registry::warn(warning);
@@ -161,7 +132,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let request = RunRequest {
         agent,
         prompt: args.prompt,
-        skills: args.skills,
+        skills,
         model,
         workspace: args.workspace,
     };

@@ -4,12 +4,16 @@
 
 use std::process::Command;
 
+#[path = "cli/agent_file.rs"]
+mod agent_file;
 #[path = "cli/check.rs"]
 mod check;
 #[path = "cli/dispatch.rs"]
 mod dispatch;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/guards.rs"]
+mod guards;
 #[path = "cli/replay.rs"]
 mod replay;
 #[path = "cli/run.rs"]

@@ -142,6 +142,13 @@ impl SkillSet {
         }
     }
 
+    /// The set with `skill` added after the others.
+    #[must_use]
+    pub fn with(mut self, skill: Skill) -> Self {
+        self.skills.push(Arc::new(skill));
+        self
+    }
+
     /// The skill named `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().map(|s| &**s).find(|s| s.name == name)

@@ -3,7 +3,8 @@
 //! A command hook receives its payload twice: in full on stdin, and in the env var
 //! `HOOK_PAYLOAD`. Environment variables share a kernel limit with the argument list (and Linux
 //! caps one string at 128 KiB), so `HOOK_PAYLOAD` holds at most [`HOOK_PAYLOAD_MAX_BYTES`]
-//! (96 KiB) of compact JSON. A hook that needs every byte reads stdin.
+//! (96 KiB) of compact JSON. A hook that needs every byte, and every guard, reads stdin: a long
+//! string can push what a guard looks for out of the shortened copy.
 //!
 //! # The rule
 //!

@@ -6,7 +6,9 @@
 //!   ([`truncate_payload`](tollgate_core::truncate::truncate_payload): long strings are shortened
 //!   and `"payload_truncated": true` is added);
 //! - stdin: the whole payload, written from its own task, so a hook that never reads stdin
-//!   cannot deadlock;
+//!   cannot deadlock. Guards read it here: a long string can push the part they look for out
+//!   of the shortened `HOOK_PAYLOAD` (`docs/command-hooks.md` shows a guard that reads stdin
+//!   and fails closed);
 //! - `HOOK_EVENT`: the event's canonical name.
 //!
 //! `$ARGUMENTS` / `${ARGUMENTS}` in the line stand for the payload: outside single quotes they

@@ -51,6 +51,9 @@ use crate::tools::BUILTIN_TOOLS;
 /// not name.
 const GLOBAL_MODEL_KEYS: [&str; 2] = ["OPENAI_API_KEY", "TOLLGATE_MODEL_API_KEY"];
 
+/// [`AgentDef::path`] of [`AgentDef::default_agent`].
+pub const DEFAULT_AGENT_PATH: &str = "(default agent)";
+
 /// Default model turns per session.
 pub const DEFAULT_MAX_TURNS: u32 = 16;
 /// Default sub-agent timeout.
@@ -95,7 +98,9 @@ fn default_subagent_timeout() -> u64 {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AgentFileWire {
-    name: String,
+    /// Without it (an agent config as stored in a database row), the file's stem.
+    #[serde(default)]
+    name: Option<String>,
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
@@ -211,12 +216,15 @@ pub struct AgentDef {
     pub sandbox: ShellSandbox,
 }
 
-/// An agent file is a mapping with a `name`. Anything else is refused without showing any of
-/// it: the path may reach any file (`~/.ssh/id_rsa`, `/etc/shadow`, whose lines read as YAML
-/// keys), and serde's errors would name its keys.
+/// An agent file is a mapping with a `name` or a `model_config_json` (an agent config as stored
+/// in a database row: its name then comes from the file name). Anything else is refused without
+/// showing any of it: the path may reach any file (`~/.ssh/id_rsa`, `/etc/shadow`, whose lines
+/// read as YAML keys), and serde's errors would name its keys.
 fn recognised(value: &Value) -> Result<(), String> {
     match value {
-        Value::Object(map) if map.contains_key("name") => Ok(()),
+        Value::Object(map) if map.contains_key("name") || map.contains_key("model_config_json") => {
+            Ok(())
+        }
         Value::Object(map) => Err(format!(
             "not an agent file: no `name` among its {} top-level keys (the keys are not shown: \
              the file may be anything)",
@@ -224,6 +232,37 @@ fn recognised(value: &Value) -> Result<(), String> {
         )),
         _ => Err("not an agent file: the top level is not a mapping".into()),
     }
+}
+
+/// Keys of `model_config_json` other than `hooks`: a near miss of `hooks` is an error (a
+/// misspelt key must not quietly leave the agent without its policy); anything else is the
+/// model's own configuration, which tollgate does not use, and is ignored with a warning.
+fn model_config_keys(value: &Value, file: &str) -> Result<Vec<Warning>, String> {
+    let model = match value.get("model_config_json") {
+        Some(Value::Object(model)) => model.clone(),
+        // As stored in a database column: a JSON text (AgentConfig::parse reports bad JSON).
+        Some(Value::String(text)) => match serde_json::from_str(text) {
+            Ok(Value::Object(model)) => model,
+            _ => return Ok(Vec::new()),
+        },
+        _ => return Ok(Vec::new()),
+    };
+    let mut warnings = Vec::new();
+    for key in model.keys().filter(|k| *k != "hooks") {
+        let folded = key.to_lowercase().replace(['-', ' '], "_");
+        if folded.contains("hook") {
+            return Err(format!(
+                "model_config_json.{key}: unknown key; did you mean `hooks`? (the agent's hooks \
+                 are read from `model_config_json.hooks` only)"
+            ));
+        }
+        warnings.push(Warning::new(
+            file,
+            format!("model_config_json.{key}"),
+            "not used by tollgate (only `model_config_json.hooks` is); ignored",
+        ));
+    }
+    Ok(warnings)
 }
 
 /// serde's message without the value it found: `invalid type: string "…", expected a
@@ -276,19 +315,15 @@ impl AgentDef {
                 format!("{at}: {message}")
             })
         })?;
-        // In an agent file `model_config_json` carries hooks only: a misspelt `hooks` key must
-        // not quietly leave the agent without its policy.
-        if let Some(Value::Object(model)) = value.get("model_config_json")
-            && let Some(key) = model.keys().find(|k| *k != "hooks")
-        {
-            return Err(invalid(format!(
-                "model_config_json.{key}: unknown key (an agent file's model_config_json has only `hooks`)"
-            )));
-        }
+        let mut warnings = model_config_keys(&value, &file).map_err(&invalid)?;
         let config =
             AgentConfig::parse(path, &value.to_string()).map_err(|e| invalid(e.to_string()))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if wire.name.trim().is_empty() {
+        let name = wire.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map_or_else(|| "agent".to_owned(), |s| s.to_string_lossy().into_owned())
+        });
+        if name.trim().is_empty() {
             return Err(invalid("name: must not be empty".into()));
         }
         for (i, tool) in wire.tools.iter().enumerate() {
@@ -340,7 +375,6 @@ impl AgentDef {
                 })
             })
             .transpose()?;
-        let mut warnings = Vec::new();
         let mut hook_files = Vec::new();
         for (i, hooks) in wire.hooks.iter().enumerate() {
             let loaded = HookFile::load(&dir.join(hooks), Trust::User)
@@ -368,7 +402,7 @@ impl AgentDef {
         }
         Ok(Self {
             path: file,
-            name: wire.name,
+            name,
             description: wire.description.unwrap_or_default(),
             model,
             base_url: wire.base_url,
@@ -399,6 +433,68 @@ impl AgentDef {
         })
     }
 
+    /// The agent of a run that names no agent file (`tollgate run --hooks FILE`), so that a
+    /// hook file can be tried in a real run in one command:
+    ///
+    /// ```yaml
+    /// name: default
+    /// model: direct          # the prompt is the tool call (see DirectModel)
+    /// tools: [bash_code_execute_tool, sql_query, sql_execute, read_file, write_file]
+    /// database: agent.db     # in the run's workspace, created empty
+    /// max_turns: 16
+    /// bash_timeout_seconds: 30
+    /// ```
+    ///
+    /// It has no hooks, skills or sub-agents of its own: add them with
+    /// [`AgentDef::add_hook_file`] and [`AgentDef::add_skill`]. Relative paths start from the
+    /// current directory.
+    pub fn default_agent() -> Self {
+        Self {
+            path: DEFAULT_AGENT_PATH.into(),
+            dir: std::env::current_dir().unwrap_or_default(),
+            name: "default".into(),
+            description: "tollgate's default agent (no agent file)".into(),
+            model: Some(ModelSpec::Direct),
+            base_url: None,
+            api_key_env: None,
+            system_prompt: "You are a helpful assistant. Use the tools to do what the user asks."
+                .into(),
+            tools: BUILTIN_TOOLS
+                .iter()
+                .filter(|t| **t != crate::tools::CALL_AGENT_TOOL)
+                .map(|t| (*t).to_owned())
+                .collect(),
+            max_turns: DEFAULT_MAX_TURNS,
+            workspace: None,
+            database: Some(PathBuf::from("agent.db")),
+            // An empty seed creates the database on first use, so `sql_query` finds one.
+            seed: Some(String::new()),
+            bash_timeout_seconds: 30,
+            metadata: Map::new(),
+            config: AgentConfig::default(),
+            hook_files: Vec::new(),
+            skills: SkillSet::default(),
+            warnings: Vec::new(),
+            subagents: BTreeMap::new(),
+            sandbox: ShellSandbox::default(),
+        }
+    }
+
+    /// Adds a user hook file (source `user_config`) after the agent's own, with its warnings.
+    pub fn add_hook_file(&mut self, file: HookFile) {
+        self.warnings.extend(file.warnings.iter().cloned());
+        self.hook_files.push(file);
+    }
+
+    /// Adds a skill to the agent's set (a run still selects it by name to get its hooks), with
+    /// its warnings; returns its name.
+    pub fn add_skill(&mut self, skill: Skill) -> String {
+        self.warnings.extend(skill.warnings.iter().cloned());
+        let name = skill.name.clone();
+        self.skills = std::mem::take(&mut self.skills).with(skill);
+        name
+    }
+
     /// The file of sub-agent `name`, resolved.
     pub fn subagent_file(&self, name: &str) -> Option<PathBuf> {
         self.subagents.get(name).map(|s| self.dir.join(&s.file))
@@ -424,6 +520,39 @@ mod tests {
         let path = dir.path().join("agent.yaml");
         std::fs::write(&path, text).unwrap();
         AgentDef::load(&path)
+    }
+
+    #[test]
+    fn a_seed_style_agent_config_is_an_agent_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("buyer.json");
+        // As stored in a database row: `model_config_json` is a JSON text holding the model's
+        // own settings beside `hooks`.
+        let text = serde_json::json!({"model_config_json": serde_json::json!({
+            "temperature": 0.2,
+            "hooks": {"class_hooks": [{"class": "ReadOnlyGuard"}], "require_confirmation_for_all": true}
+        }).to_string()});
+        std::fs::write(&path, text.to_string()).unwrap();
+        let def = AgentDef::load(&path).unwrap();
+        assert_eq!(def.name, "buyer");
+        assert_eq!(def.config.class_hooks[0].class, "ReadOnlyGuard");
+        assert!(def.config.require_confirmation_for_all);
+        let warnings: Vec<&str> = def.warnings.iter().map(|w| w.entry.as_str()).collect();
+        assert_eq!(warnings, ["model_config_json.temperature"]);
+        let misspelt = r#"{"model_config_json": "{\"Hook\": {}}"}"#;
+        std::fs::write(&path, misspelt).unwrap();
+        let err = AgentDef::load(&path).unwrap_err().to_string();
+        assert!(err.contains("did you mean `hooks`"), "{err}");
+    }
+
+    #[test]
+    fn the_default_agent_has_the_standard_tools_and_the_direct_model() {
+        let def = AgentDef::default_agent();
+        assert_eq!(def.model, Some(ModelSpec::Direct));
+        assert!(def.tools.iter().any(|t| t == crate::tools::BASH_TOOL));
+        assert!(!def.tools.iter().any(|t| t == crate::tools::CALL_AGENT_TOOL));
+        assert!(def.hook_files.is_empty() && def.skills.names().is_empty());
+        assert!(def.database.is_some() && def.seed.is_some());
     }
 
     #[test]

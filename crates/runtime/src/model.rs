@@ -12,9 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tollgate_core::BoxFuture;
 
+pub mod direct;
 pub mod openai;
 pub mod scripted;
 
+pub use direct::DirectModel;
 pub use openai::{OpenAiConfig, OpenAiModel};
 pub use scripted::ScriptedModel;
 
@@ -197,9 +199,11 @@ pub trait Model: Send + Sync {
     ) -> BoxFuture<'a, Result<Message, ModelError>>;
 }
 
-/// Which model an agent uses: `scripted:FILE` or `openai:MODEL`.
+/// Which model an agent uses: `scripted:FILE`, `openai:MODEL` or `direct`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSpec {
+    /// The user's message is the tool call ([`DirectModel`]).
+    Direct,
     /// Replay the assistant turns of a file.
     Scripted(PathBuf),
     /// An OpenAI-compatible Chat Completions endpoint with this model name.
@@ -207,11 +211,14 @@ pub enum ModelSpec {
 }
 
 impl ModelSpec {
-    /// Parses `scripted:FILE` (relative to `base`) or `openai:MODEL`.
+    /// Parses `scripted:FILE` (relative to `base`), `openai:MODEL` or `direct`.
     ///
     /// # Errors
     /// A message naming the accepted forms.
     pub fn parse(text: &str, base: &Path) -> Result<Self, String> {
+        if text.trim() == "direct" {
+            return Ok(Self::Direct);
+        }
         match text.split_once(':') {
             Some(("scripted", file)) if !file.trim().is_empty() => {
                 Ok(Self::Scripted(base.join(file.trim())))
@@ -220,7 +227,7 @@ impl ModelSpec {
                 Ok(Self::OpenAi(model.trim().to_owned()))
             }
             _ => Err(format!(
-                "model `{text}` is neither `scripted:FILE` nor `openai:MODEL`"
+                "model `{text}` is none of `scripted:FILE`, `openai:MODEL`, `direct`"
             )),
         }
     }
@@ -236,6 +243,7 @@ impl ModelSpec {
         endpoint: Option<(&str, Option<&str>)>,
     ) -> Result<Box<dyn Model>, ModelError> {
         Ok(match self {
+            Self::Direct => Box::new(DirectModel),
             Self::Scripted(path) => Box::new(ScriptedModel::load(path)?),
             Self::OpenAi(model) => Box::new(OpenAiModel::new(OpenAiConfig::from_env(
                 model,

@@ -6,7 +6,8 @@ use tollgate_protocol::{FailureMode, HookSource};
 
 use crate::lines;
 
-const DESIGN_EXAMPLE: &str = r#"
+/// The hook file example of docs/config.md, without its `sandbox:` part.
+const HOOK_FILE_EXAMPLE: &str = r#"
 network:
   allow_cidrs: ["127.0.0.0/8"]
 standalone: true
@@ -30,8 +31,8 @@ hooks:
 "#;
 
 #[test]
-fn the_design_example_parses_as_admin() {
-    let file = HookFile::parse(Path::new("admin.yaml"), DESIGN_EXAMPLE, Trust::Admin).unwrap();
+fn the_documented_hook_file_parses_as_admin() {
+    let file = HookFile::parse(Path::new("admin.yaml"), HOOK_FILE_EXAMPLE, Trust::Admin).unwrap();
     assert!(file.warnings.is_empty(), "{:?}", file.warnings);
     assert_eq!(file.hooks.len(), 5);
     assert!(file.standalone);
@@ -49,7 +50,7 @@ fn the_design_example_parses_as_admin() {
 
 #[test]
 fn a_user_file_cannot_set_network_or_standalone() {
-    let file = HookFile::parse(Path::new("user.yaml"), DESIGN_EXAMPLE, Trust::User).unwrap();
+    let file = HookFile::parse(Path::new("user.yaml"), HOOK_FILE_EXAMPLE, Trust::User).unwrap();
     assert!(file.allow_cidrs.is_empty() && !file.standalone);
     assert!(
         file.hooks

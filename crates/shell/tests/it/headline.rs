@@ -1,5 +1,5 @@
-//! The inputs of the issue, verbatim, with their rule ids and spans; heredoc cases that do
-//! not fit the one-line corpus.
+//! The headline cases of the corpus (its first four sections), verbatim, with their rule ids
+//! and spans; heredoc cases that do not fit the one-line corpus.
 
 use tollgate_shell::{Profile, Verdict, analyze};
 
@@ -72,7 +72,7 @@ fn inline_interpreter_code_is_refused_for_hooks_and_allowed_for_the_agent() {
 }
 
 #[test]
-fn no_false_positives_on_the_issue_examples() {
+fn no_false_positives_on_the_headline_examples() {
     for command in [
         "echo rm -rf /",
         "grep -rn sudo docs/",

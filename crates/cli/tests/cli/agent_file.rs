@@ -1,0 +1,267 @@
+//! One agent file for every command: `run --agent`, `check`, `dispatch --agent` and `replay
+//! --agent` read the same file, and `run --hooks` works without one (the default agent).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn example(file: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/ops")
+        .join(file)
+        .display()
+        .to_string()
+}
+
+fn tollgate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+const NO_RM: &str = r#"hooks:
+  PreToolUse:
+    - name: no-rm
+      tools: bash_code_execute_tool
+      failure_mode: fail_closed
+      script: >-
+        jq -e '.tool_input.command | test("(^|[;&|[:space:]])rm[[:space:]]")' >/dev/null
+        && { echo "rm is not allowed here" >&2; exit 2; } || exit 0
+"#;
+
+#[test]
+fn run_with_hooks_and_no_agent_file_denies_through_the_default_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hooks.yaml"), NO_RM).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("keep.txt"), "x").unwrap();
+    let ws_arg = ws.display().to_string();
+    let denied = tollgate(
+        &[
+            "run",
+            "--hooks",
+            "hooks.yaml",
+            "--workspace",
+            &ws_arg,
+            "rm -f keep.txt",
+        ],
+        dir.path(),
+    );
+    let out = stdout(&denied);
+    assert_eq!(denied.status.code(), Some(0), "{out}\n{}", stderr(&denied));
+    assert!(out.contains("agent `default`"), "{out}");
+    assert!(
+        out.contains("deny by hook `no-rm`: rm is not allowed here"),
+        "{out}"
+    );
+    assert!(ws.join("keep.txt").exists(), "the denied command ran");
+
+    let allowed = tollgate(
+        &[
+            "run",
+            "--hooks",
+            "hooks.yaml",
+            "--workspace",
+            &ws_arg,
+            "echo made > made.txt",
+        ],
+        dir.path(),
+    );
+    let out = stdout(&allowed);
+    assert!(out.contains("✓ allow"), "{out}\n{}", stderr(&allowed));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap().trim(),
+        "made"
+    );
+}
+
+#[test]
+fn run_without_an_agent_file_selects_a_skill_given_as_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("no-select-star");
+    std::fs::create_dir(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: no-select-star\ndescription: name your columns\nhooks:\n  PreToolUse:\n    \
+         - tools: sql_query\n      script: >-\n        jq -e '.tool_input.sql | test(\"\\\\*\")' \
+         >/dev/null && { echo \"name your columns\" >&2; exit 2; } || exit 0\n---\n",
+    )
+    .unwrap();
+    let output = tollgate(
+        &[
+            "run",
+            "--skill",
+            "no-select-star",
+            r#"sql_query {"sql": "SELECT * FROM sqlite_master"}"#,
+        ],
+        dir.path(),
+    );
+    let out = stdout(&output);
+    let header = out.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("skills") && header.contains("no-select-star"),
+        "{out}\n{}",
+        stderr(&output)
+    );
+    assert!(out.contains("name your columns"), "{out}");
+}
+
+#[test]
+fn check_on_the_ops_agent_file_lists_its_hooks_gate_and_skills_without_warnings() {
+    let output = tollgate(&["check", "--json", &example("agent.yaml")], Path::new("/"));
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let ops = &json["files"][0];
+    assert_eq!(ops["agent"]["name"], "ops");
+    assert_eq!(ops["agent"]["gate"]["shell_analyzer"], true);
+    assert_eq!(ops["agent"]["skills"][0]["name"], "deploy");
+    assert_eq!(ops["warnings"], json!([]), "{ops:#}");
+    let hooks: Vec<(&str, &str, Option<&str>)> = ops["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap(),
+                h["source"].as_str().unwrap(),
+                h["skill"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hooks,
+        [
+            ("ReadOnlyGuard", "agent_config", None),
+            ("no-recursive-rm", "user_config", None),
+            ("ops-sql-audit", "user_config", None),
+            ("deploy-dry-run", "skill", Some("deploy")),
+        ]
+    );
+    // The sub-agent's own file follows, with its own hooks.
+    let analyst = &json["files"][1];
+    assert!(analyst["path"].as_str().unwrap().ends_with("analyst.yaml"));
+    assert_eq!(analyst["hooks"][0]["name"], "analyst-no-select-star");
+}
+
+#[test]
+fn check_text_on_the_ops_agent_file_shows_the_agent() {
+    let output = tollgate(&["check", &example("agent.yaml")], Path::new("/"));
+    let out = stdout(&output);
+    assert!(out.contains("agent `ops`"), "{out}");
+    assert!(
+        out.contains("only in runs that select skill `deploy`"),
+        "{out}"
+    );
+    assert!(!out.contains("warning"), "{out}");
+}
+
+#[test]
+fn dispatch_with_the_ops_agent_file_applies_its_class_hooks_and_metadata() {
+    let payload = json!({
+        "tool_name": "sql_execute",
+        "tool_input": {"sql": "UPDATE orders SET status = 'closed' WHERE id = 3"},
+    });
+    let output = tollgate(
+        &[
+            "dispatch",
+            "--agent",
+            &example("agent.yaml"),
+            "--event",
+            "pre_tool_use",
+            "--payload",
+            &payload.to_string(),
+        ],
+        Path::new("/"),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // org_id comes from the agent file's metadata, as in a run.
+    assert_eq!(line["decision"], "deny", "{line:#}");
+    assert_eq!(line["decided_by"], "ReadOnlyGuard");
+}
+
+#[test]
+fn dispatch_selects_an_agent_skill_by_name() {
+    let payload = json!({
+        "tool_name": "bash_code_execute_tool",
+        "tool_input": {"command": "bash deploy.sh v1"},
+    });
+    let output = tollgate(
+        &[
+            "dispatch",
+            "--agent",
+            &example("agent.yaml"),
+            "--skill",
+            "deploy",
+            "--event",
+            "pre_tool_use",
+            "--payload",
+            &payload.to_string(),
+        ],
+        Path::new("/"),
+    );
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        line["modified_args"]["command"],
+        "bash deploy.sh v1 --dry-run",
+        "{line:#}\n{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn replay_takes_the_agent_file_under_both_flag_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let call = json!({"seq": 3, "elapsed_ms": 1, "run_id": "r", "agent": "ops", "depth": 0,
+        "type": "tool_call", "tool_call_id": "c1", "tool_name": "sql_execute",
+        "arguments": {"sql": "DELETE FROM orders"}});
+    std::fs::write(&transcript, format!("{call}\n")).unwrap();
+    let transcript = transcript.display().to_string();
+    for flag in ["--agent", "--agent-file"] {
+        let output = tollgate(
+            &[
+                "replay",
+                &transcript,
+                flag,
+                &example("agent.yaml"),
+                "--json",
+            ],
+            Path::new("/"),
+        );
+        assert_eq!(output.status.code(), Some(0), "{flag}: {}", stderr(&output));
+        let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(json["calls"][0]["decision"], "deny", "{flag}: {json:#}");
+    }
+}
+
+#[test]
+fn a_seed_style_agent_config_without_a_name_is_an_agent_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"model_config_json": json!({"temperature": 0.2, "hooks": {"class_hooks": [
+        {"class": "ReadOnlyGuard", "params": {"readonly_orgs": ["org-7"]}}]}}).to_string()});
+    std::fs::write(dir.path().join("buyer.json"), config.to_string()).unwrap();
+    let output = tollgate(&["check", "--json", "buyer.json"], dir.path());
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let file = &json["files"][0];
+    assert_eq!(file["agent"]["name"], "buyer", "{file:#}");
+    assert_eq!(file["hooks"][0]["name"], "ReadOnlyGuard");
+    // The model's own settings are not tollgate's: a warning, not an error.
+    assert_eq!(
+        file["warnings"][0]["entry"],
+        "model_config_json.temperature"
+    );
+}
