@@ -74,7 +74,8 @@ enum Command {
     /// "allowed","denied","asked","rewritten","skipped",…}}. Bad transcript lines are warnings
     /// on stderr (with their line number) and are skipped. Exits 0 when the replay ran
     /// (whatever the decisions), 1 when the configuration cannot be built, 2 on bad arguments,
-    /// an unreadable transcript or one without tool calls. Mapping: docs/replay.md.
+    /// an unreadable transcript, a file that is no transcript (binary, other text) or one
+    /// without tool calls. Mapping: docs/replay.md.
     Replay(replay::Replay),
     /// Check what this machine gives the OS sandbox of shell commands (command hooks, the
     /// agent's shell tool): kernel features, and containment tried for real.
@@ -103,7 +104,23 @@ fn main() -> Result<ExitCode> {
     if let Ok(launcher) = tollgate_sandbox::Launcher::current_exe() {
         tollgate_sandbox::Launcher::set_default(launcher);
     }
-    let cli = Cli::parse();
+    match run_command(Cli::parse()) {
+        // `tollgate … | head`: the reader has what it wanted, and nothing went wrong.
+        Err(e) if is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+        other => other,
+    }
+}
+
+/// Whether writing failed because stdout's reader went away.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run_command(cli: Cli) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match cli.command {
         None => {

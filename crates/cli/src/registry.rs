@@ -180,16 +180,44 @@ fn select_skill(def: &mut AgentDef, arg: &str) -> Result<String, (u8, String)> {
 /// lines name hooks after their files and skills, so they are escaped like everything else the
 /// CLI prints ([`TerminalSafe`]).
 pub fn init_logging() {
+    init(false);
+}
+
+/// [`init_logging`] without the dispatcher's log line for each failed hook run: `tollgate run`
+/// shows every failure in its own output (from the trace), and must not show it twice.
+pub fn init_run_logging() {
+    init(true);
+}
+
+fn init(skip_hook_failures: bool) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let level = std::env::var("RUST_LOG")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(tracing_subscriber::filter::LevelFilter::WARN);
+    let shown = tracing_subscriber::filter::filter_fn(move |meta| {
+        !(skip_hook_failures && is_hook_failure_log(meta))
+    });
     // Only fails when a subscriber is already set.
     let _ = tracing_subscriber::fmt()
         .with_writer(|| TerminalSafe(std::io::stderr()))
         .with_max_level(level)
         .with_target(false)
+        .finish()
+        .with(shown)
         .try_init();
+}
+
+/// The dispatcher's events for a failed hook run (inline or fire-and-forget): they carry the
+/// hook, its status and the error, which the run's trace records too.
+fn is_hook_failure_log(meta: &tracing::Metadata<'_>) -> bool {
+    let fields = meta.fields();
+    meta.is_event()
+        && meta.target().starts_with("tollgate_core")
+        && ["hook", "status", "error"]
+            .iter()
+            .all(|name| fields.field(name).is_some())
 }
 
 /// A writer that escapes control characters, line separators and bidirectional controls in

@@ -17,8 +17,8 @@
 //! "tool_call_id","tool_input"}`; `docs/replay.md` lists the metadata and id rules.
 //!
 //! Exit status: 0 when the replay ran, whatever the decisions; 1 when the configuration cannot
-//! be built; 2 on bad arguments, an unreadable transcript, or a transcript without a tool call
-//! that could be replayed.
+//! be built; 2 on bad arguments, an unreadable transcript, a file that is no transcript at all
+//! (binary, UTF-16, other text), or a transcript without a tool call that could be replayed.
 
 mod mapping;
 mod payload;
@@ -42,7 +42,7 @@ use crate::registry::{HookSources, Policy, fail, init_logging, warn};
 use mapping::ToolNames;
 use payload::{Prepared, prepare};
 use report::{CallReport, Summary, print_table};
-use transcript::Transcript;
+use transcript::{ReadError, Transcript};
 
 /// Default `--max-line-bytes`: Claude Code lines holding a written file or an image can be
 /// several MiB.
@@ -131,11 +131,9 @@ pub fn run(args: Replay, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         print_table(&reports, &summary, terminal_width(), out)
     };
-    match printed {
-        // `tollgate replay … | head`: the reader has what it wanted.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => Ok(other.map(|()| ExitCode::SUCCESS)?),
-    }
+    // A closed stdout (`| head`) is an error here and a quiet exit in `main`.
+    printed?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
@@ -146,8 +144,10 @@ fn read_transcript(args: &Replay) -> std::result::Result<Transcript, String> {
         let file = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    transcript::read(reader, args.max_line_bytes)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    transcript::read(reader, args.max_line_bytes).map_err(|e| match e {
+        ReadError::Io(e) => format!("cannot read {}: {e}", path.display()),
+        ReadError::NotATranscript(_) => format!("{}: {e}; nothing was replayed", path.display()),
+    })
 }
 
 async fn dispatch_all(policy: Policy, calls: &[Prepared]) -> Vec<CallReport> {

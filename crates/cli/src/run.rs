@@ -1,9 +1,11 @@
 //! `tollgate run`: one agent session, streamed to the terminal and written to a trace.
 //!
 //! Output (stdout) is for a person: the run header, the model's words, each tool call with the
-//! folded decision and the deciding hook, approvals, observations, sub-agents (indented) and
-//! the final answer. Warnings (skipped hook entries) and hook failures go to stderr. While a
-//! tool or a hook works, a spinner turns on stderr (only when stderr is a terminal).
+//! folded decision and the deciding hook, hook failures under the dispatch they belong to (once
+//! each, see [`failures`]), approvals, observations, sub-agents (indented) and the final
+//! answer, and a skill the prompt selects (`[use NAME]`) that the agent does not have. Load
+//! warnings (skipped hook entries) go to stderr. While a tool or a hook works, a
+//! spinner turns on stderr (only when stderr is a terminal).
 //!
 //! `ask` decisions: with a terminal on stdin the user answers `y`/`n`; otherwise the call is
 //! denied ("approval required").
@@ -12,6 +14,8 @@
 //! agent cannot be loaded or built; 2 on bad arguments; 130 when cancelled (Ctrl-C: the running
 //! tool is stopped, `post_tool_use_cancelled` and `session_end` still fire; a second Ctrl-C
 //! exits at once).
+
+mod failures;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -62,7 +66,7 @@ pub struct Run {
 /// # Errors
 /// Only when the Tokio runtime cannot start.
 pub fn run(args: Run) -> Result<ExitCode> {
-    crate::registry::init_logging();
+    crate::registry::init_run_logging();
     if args.prompt.trim().is_empty() {
         return Ok(fail(2, "the prompt is empty"));
     }
@@ -96,7 +100,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
         }
     }
     let console = Arc::new(Console::new());
-    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer(Arc::clone(&console)))];
+    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer::new(Arc::clone(&console)))];
     if let Some(path) = &args.trace {
         match JsonlFile::create(path) {
             Ok(file) => sinks.push(Arc::new(file)),
@@ -278,11 +282,23 @@ impl Console {
 }
 
 /// Renders trace lines for a person.
-struct Renderer(Arc<Console>);
+struct Renderer {
+    console: Arc<Console>,
+    failures: failures::Failures,
+}
+
+impl Renderer {
+    fn new(console: Arc<Console>) -> Self {
+        Self {
+            console,
+            failures: failures::Failures::default(),
+        }
+    }
+}
 
 impl TraceSink for Renderer {
     fn record(&self, line: &TraceLine) {
-        let console = &self.0;
+        let console = &self.console;
         let pad = "  ".repeat(line.origin.depth as usize);
         let tag = if line.origin.depth > 0 {
             format!("[{}] ", shorten(&line.origin.agent, 80))
@@ -339,19 +355,16 @@ impl TraceSink for Renderer {
                 console.spin(format!("hooks: pre_tool_use for {}", field("tool_name")));
             }
             "hook_run" => {
-                let status = field("status");
-                // `detached` (fire-and-forget, reported later) and `completed` are not failures.
-                if status != "completed" && status != "detached" {
-                    console.warn(&format!(
-                        "{pad}  ⚠ hook `{}` {status} on {} ({}): {}",
-                        field("hook"),
-                        field("event"),
-                        field("failure_mode"),
-                        shorten(&field("error"), 200)
-                    ));
+                if let Some(late) = self.failures.hook_run(line, &pad, &tag) {
+                    console.say(&late);
                 }
             }
-            "dispatch" => render_dispatch(console, line, &pad),
+            "dispatch" => {
+                render_dispatch(console, line, &pad);
+                for failed in self.failures.dispatch(line, &pad) {
+                    console.say(&failed);
+                }
+            }
             "approval" => {
                 let approved = line
                     .get("approved")
@@ -404,6 +417,11 @@ impl TraceSink for Renderer {
             }
             "session_end" if line.origin.depth > 0 => {
                 console.say(&format!("{pad}■ {tag}{}", field("status")));
+            }
+            // A skill the prompt selects (`[use NAME]`) that the agent lacks changes what the
+            // run does: said with the run, not among the load warnings.
+            "warning" if field("entry") == "skills" => {
+                console.say(&format!("{pad}⚠ {tag}{}", field("message")));
             }
             "warning" => console.warn(&format!(
                 "warning: {}: {}: {}",

@@ -210,3 +210,69 @@ fn shell_check_needs_a_command_or_jsonl() {
     assert_eq!(code, Some(2));
     assert!(err.contains("external"), "{err}");
 }
+
+/// Runs `tollgate ARGS` with stdout a pipe whose reader is already gone (`tollgate … | head`
+/// after `head` quit): (exit code, stderr).
+fn with_stdout_closed(args: &[&str], dir: &std::path::Path) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn regression_a_closed_stdout_was_an_error_with_a_backtrace() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        dir.path().join(name).display().to_string()
+    };
+    let hooks = write(
+        "hooks.yaml",
+        "hooks:\n  PreToolUse:\n    - name: pass\n      script: \"true\"\n",
+    );
+    write("script.jsonl", r#"{"role":"assistant","content":"done"}"#);
+    let agent = write(
+        "agent.yaml",
+        "name: tiny\nmodel: scripted:script.jsonl\ntools: [write_file]\n",
+    );
+    let transcript = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/transcripts/session-with-rm.jsonl"
+    );
+    let payload = r#"{"event":"pre_tool_use","session_id":"s","tool_name":"bash_code_execute_tool","tool_call_id":"c","tool_input":{"command":"ls"}}"#;
+    let commands: [&[&str]; 8] = [
+        &["events"],
+        &["schema", "payload"],
+        &["shell-check", "ls"],
+        &["check", &hooks],
+        &["replay", transcript, "--hooks", &hooks],
+        &[
+            "dispatch",
+            "--event",
+            "pre_tool_use",
+            "--payload",
+            payload,
+            "--hooks",
+            &hooks,
+        ],
+        &["run", "--agent", &agent, "--workspace", "ws", "hello"],
+        &["--help"],
+    ];
+    for args in commands {
+        let (code, stderr) = with_stdout_closed(args, dir.path());
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        for word in ["Broken pipe", "panicked", "Error"] {
+            assert!(!stderr.contains(word), "{args:?}: {stderr}");
+        }
+    }
+}

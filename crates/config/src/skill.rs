@@ -230,8 +230,9 @@ impl SkillSet {
 
 /// The skills a user selected for a run: the `explicit` list (UI choice, API field, CLI flag)
 /// plus the names of `[use <skill-name>]` tags the message starts with (`[use deploy] [use
-/// db] ship it` selects `deploy` and `db`). A skill mentioned anywhere else in the message, or
-/// loaded by the model, is not selected. No duplicates; explicit names first.
+/// db] ship it` selects `deploy` and `db`; `use` in any case, `[Use deploy]` too). A skill
+/// mentioned anywhere else in the message, or loaded by the model, is not selected. No
+/// duplicates; explicit names first.
 pub fn selected_skills(message: &str, explicit: &[String]) -> Vec<String> {
     let mut selected: Vec<String> = Vec::new();
     let mut push = |name: &str| {
@@ -241,7 +242,7 @@ pub fn selected_skills(message: &str, explicit: &[String]) -> Vec<String> {
     };
     explicit.iter().for_each(|name| push(name.trim()));
     let mut rest = message.trim_start();
-    while let Some(tag) = rest.strip_prefix("[use ") {
+    while let Some(tag) = strip_use_tag(rest) {
         let Some(end) = tag.find(']') else { break };
         let name = tag[..end].trim();
         if name.is_empty() || name.contains(char::is_whitespace) {
@@ -251,6 +252,13 @@ pub fn selected_skills(message: &str, explicit: &[String]) -> Vec<String> {
         rest = tag[end + 1..].trim_start();
     }
     selected
+}
+
+/// `text` after a leading `[use ` (`use` in any case).
+fn strip_use_tag(text: &str) -> Option<&str> {
+    const TAG: &str = "[use ";
+    let head = text.get(..TAG.len())?;
+    head.eq_ignore_ascii_case(TAG).then(|| &text[TAG.len()..])
 }
 
 #[cfg(test)]
@@ -274,6 +282,11 @@ mod tests {
         assert!(selected_skills("please [use deploy]", none).is_empty());
         assert!(selected_skills("[use ] x", none).is_empty());
         assert!(selected_skills("[use deploy", none).is_empty());
+        assert_eq!(
+            selected_skills("[Use deploy] [USE db] go", none),
+            ["deploy", "db"]
+        );
+        assert!(selected_skills("[usé deploy] go", none).is_empty());
         assert_eq!(
             selected_skills("[use deploy] x", &["db".into(), "deploy".into()]),
             ["db", "deploy"]

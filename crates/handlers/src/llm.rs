@@ -90,8 +90,12 @@ use transport::Reply;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmError {
-    /// Neither the hook nor `TOLLGATE_LLM_MODEL` names a model.
-    #[error("no model for the llm hook: set TOLLGATE_LLM_MODEL or the hook's `model`")]
+    /// Neither the hook nor `TOLLGATE_LLM_MODEL` names a model. The advice names what any file
+    /// can rely on: a hook's own `model:` is honoured in admin files only.
+    #[error(
+        "no model for the llm hook: set TOLLGATE_LLM_MODEL (a hook's own `model:` is allowed in \
+         admin hook files only, not in user files or skills)"
+    )]
     MissingModel,
     /// The base URL is not an absolute http(s) URL without credentials, query or fragment. The
     /// message shows the URL only as `scheme://host:port/…`.

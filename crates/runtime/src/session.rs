@@ -495,7 +495,11 @@ impl<'s> Session<'s> {
         let assembly = assemble(&def, &skills, &services.classes, &services.admin)
             .map_err(|e| fail(&trace, e))?;
         for name in &assembly.unknown_skills {
-            trace.emit(warning_step(&def.path, "skills", &format!("no skill named `{name}` is available to this agent; nothing was selected for it")));
+            trace.emit(warning_step(
+                &def.path,
+                "skills",
+                &unknown_skill(&def, name),
+            ));
         }
         for warning in &assembly.warnings {
             trace.emit(warning_step(
@@ -999,6 +1003,19 @@ impl DetachedObserver for DetachedToTrace {
         }
         self.0.emit(Step::new("hook_run", Value::Object(line)));
     }
+}
+
+/// The warning for a selected skill the agent does not have, naming the ones it has.
+fn unknown_skill(def: &AgentDef, name: &str) -> String {
+    let known = def.skills.names();
+    let known = if known.is_empty() {
+        "it has none".to_owned()
+    } else {
+        format!("its skills: {}", known.join(", "))
+    };
+    format!(
+        "no skill named `{name}` is available to this agent ({known}); nothing was selected for it"
+    )
 }
 
 fn warning_step(file: &str, entry: &str, message: &str) -> Step {

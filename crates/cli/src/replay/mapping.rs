@@ -9,6 +9,10 @@
 //! | `MultiEdit` | `write_file` | `{path, content: every new_string joined by "\n", edits}` |
 //! | `Task`, `Agent` | `call_agent` | `{agent: subagent_type or "general-purpose", task: prompt}` |
 //! | anything else | unchanged | unchanged |
+//!
+//! A call whose input does not fit its row (`Bash` without a string `command`, `Task` without
+//! `prompt`) is not dropped: it is dispatched as recorded, name and input unchanged, and the
+//! reason travels with it ([`Mapped::not_mapped`]) so the report can say so.
 
 use clap::ValueEnum;
 use serde_json::{Map, Value, json};
@@ -32,26 +36,40 @@ pub struct Mapped {
     pub tool_name: String,
     /// The arguments hooks see.
     pub tool_input: Value,
+    /// Why a tool the mapping knows was kept as recorded (`Task without a string
+    /// `prompt``); `None` when it was mapped, or needs no mapping.
+    pub not_mapped: Option<String>,
 }
 
-/// Maps one Claude Code call.
-///
-/// # Errors
-/// With `ToolNames::Tollgate`, when a mapped tool lacks a field the mapping needs (`Bash`
-/// without a string `command`, a `timeout` that is not a non-negative number, …): the message
-/// names the field. Claude Code itself refuses such input before its hooks run.
-pub fn map_claude(
-    name: &str,
-    input: &Map<String, Value>,
-    names: ToolNames,
-) -> Result<Mapped, String> {
-    let verbatim = || Mapped {
+/// Maps one Claude Code call. Never fails: with `ToolNames::Tollgate`, a mapped tool that
+/// lacks a field the mapping needs (`Bash` without a string `command`, a `timeout` that is not
+/// a non-negative number, …) keeps its recorded name and input, and
+/// [`Mapped::not_mapped`] names the field.
+pub fn map_claude(name: &str, input: &Map<String, Value>, names: ToolNames) -> Mapped {
+    let verbatim = |not_mapped| Mapped {
         tool_name: name.to_owned(),
         tool_input: Value::Object(input.clone()),
+        not_mapped,
     };
     if names == ToolNames::Claude {
-        return Ok(verbatim());
+        return verbatim(None);
     }
+    match translate(name, input) {
+        Ok(Some((tool_name, tool_input))) => Mapped {
+            tool_name: tool_name.to_owned(),
+            tool_input,
+            not_mapped: None,
+        },
+        Ok(None) => verbatim(None),
+        Err(why) => verbatim(Some(why)),
+    }
+}
+
+/// The runtime tool and input for a tool the mapping knows; `None` for any other tool.
+fn translate(
+    name: &str,
+    input: &Map<String, Value>,
+) -> Result<Option<(&'static str, Value)>, String> {
     let f = Fields { tool: name, input };
     let (tool_name, tool_input) = match name {
         "Bash" => ("bash_code_execute_tool", bash(&f)?),
@@ -63,12 +81,9 @@ pub fn map_claude(
         "Edit" => ("write_file", edit(&f)?),
         "MultiEdit" => ("write_file", multi_edit(&f)?),
         "Task" | "Agent" => ("call_agent", agent(&f)?),
-        _ => return Ok(verbatim()),
+        _ => return Ok(None),
     };
-    Ok(Mapped {
-        tool_name: tool_name.to_owned(),
-        tool_input,
-    })
+    Ok(Some((tool_name, tool_input)))
 }
 
 struct Fields<'a> {
@@ -81,7 +96,7 @@ impl Fields<'_> {
         self.input
             .get(key)
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("{} input has no string `{key}`", self.tool))
+            .ok_or_else(|| format!("{} without a string `{key}`", self.tool))
     }
 
     fn optional<T>(
@@ -91,7 +106,7 @@ impl Fields<'_> {
     ) -> Result<Option<T>, String> {
         self.input
             .get(key)
-            .map(|v| read(v).ok_or_else(|| format!("{} input has a malformed `{key}`", self.tool)))
+            .map(|v| read(v).ok_or_else(|| format!("{} with a malformed `{key}`", self.tool)))
             .transpose()
     }
 }
@@ -134,13 +149,13 @@ fn multi_edit(f: &Fields<'_>) -> Result<Value, String> {
         .input
         .get("edits")
         .and_then(Value::as_array)
-        .ok_or("MultiEdit input has no list `edits`")?;
+        .ok_or("MultiEdit without a list `edits`")?;
     let new_text: Option<Vec<&str>> = edits
         .iter()
         .map(|e| e.get("new_string").and_then(Value::as_str))
         .collect();
     let new_text =
-        new_text.ok_or("MultiEdit `edits` has an entry without a string `new_string`")?;
+        new_text.ok_or("MultiEdit with an `edits` entry without a string `new_string`")?;
     Ok(json!({"path": path, "content": new_text.join("\n"), "edits": edits}))
 }
 
@@ -158,7 +173,7 @@ mod tests {
 
     use super::*;
 
-    fn map(name: &str, input: Value, names: ToolNames) -> Result<Mapped, String> {
+    fn map(name: &str, input: Value, names: ToolNames) -> Mapped {
         let Value::Object(input) = input else {
             panic!("not an object")
         };
@@ -166,7 +181,8 @@ mod tests {
     }
 
     fn tollgate(name: &str, input: Value) -> (String, Value) {
-        let mapped = map(name, input, ToolNames::Tollgate).unwrap();
+        let mapped = map(name, input, ToolNames::Tollgate);
+        assert_eq!(mapped.not_mapped, None);
         (mapped.tool_name, mapped.tool_input)
     }
 
@@ -245,7 +261,7 @@ mod tests {
         let input = json!({"pattern": "**/*.rs"});
         assert_eq!(tollgate("Glob", input.clone()), ("Glob".into(), input));
         let bash = json!({"command": "ls", "description": "list"});
-        let mapped = map("Bash", bash.clone(), ToolNames::Claude).unwrap();
+        let mapped = map("Bash", bash.clone(), ToolNames::Claude);
         assert_eq!(
             (mapped.tool_name.as_str(), mapped.tool_input),
             ("Bash", bash)
@@ -253,24 +269,38 @@ mod tests {
     }
 
     #[test]
-    fn missing_or_malformed_fields_are_errors_naming_the_field() {
-        let err = map("Bash", json!({"cmd": "ls"}), ToolNames::Tollgate).unwrap_err();
-        assert!(err.contains("`command`"), "{err}");
-        let err = map(
-            "Bash",
-            json!({"command": "ls", "timeout": "1s"}),
-            ToolNames::Tollgate,
-        )
-        .unwrap_err();
-        assert!(err.contains("`timeout`"), "{err}");
-        let err = map(
-            "Edit",
-            json!({"file_path": "/a", "new_string": "n"}),
-            ToolNames::Tollgate,
-        )
-        .unwrap_err();
-        assert!(err.contains("`old_string`"), "{err}");
-        assert!(map("Bash", json!({"cmd": "ls"}), ToolNames::Claude).is_ok());
+    fn input_that_does_not_fit_is_kept_as_recorded_with_the_field_named() {
+        for (name, input, field) in [
+            ("Bash", json!({"cmd": "ls"}), "`command`"),
+            (
+                "Bash",
+                json!({"command": "ls", "timeout": "1s"}),
+                "`timeout`",
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/a", "new_string": "n"}),
+                "`old_string`",
+            ),
+            ("Task", json!({"description": "d"}), "`prompt`"),
+            (
+                "MultiEdit",
+                json!({"file_path": "/a", "edits": [{}]}),
+                "`new_string`",
+            ),
+        ] {
+            let mapped = map(name, input.clone(), ToolNames::Tollgate);
+            assert_eq!(
+                (mapped.tool_name.as_str(), &mapped.tool_input),
+                (name, &input)
+            );
+            let why = mapped.not_mapped.unwrap();
+            assert!(why.starts_with(name) && why.contains(field), "{why}");
+        }
+        assert_eq!(
+            map("Bash", json!({"cmd": "ls"}), ToolNames::Claude).not_mapped,
+            None
+        );
     }
 
     /// `tollgate check` names Claude Code tools' counterparts from tollgate-protocol's table:

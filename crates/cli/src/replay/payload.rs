@@ -23,12 +23,15 @@ pub struct Prepared {
     pub claude_code_tool: Option<String>,
     /// The arguments hooks receive (a rewrite is measured against these).
     pub tool_input: Value,
+    /// Why a Claude Code call was dispatched as recorded instead of mapped.
+    pub not_mapped: Option<String>,
     /// The validated payload.
     pub payload: Arc<Payload>,
 }
 
-/// The calls that map and validate as payloads, how many calls were skipped (in reading or
-/// here), and a warning for each call skipped here.
+/// The calls that validate as payloads (a Claude Code call the tool mapping cannot translate
+/// is kept as recorded, see [`Prepared::not_mapped`]), how many calls were skipped (in reading
+/// or here), and a warning for each call skipped here.
 pub fn prepare(
     transcript: &Transcript,
     source: &str,
@@ -58,6 +61,7 @@ struct Parts {
     tool_name: String,
     tool_input: Value,
     claude_code_tool: Option<String>,
+    not_mapped: Option<String>,
     /// Session id.
     session: String,
     /// Run and trace id.
@@ -76,7 +80,7 @@ fn prepare_one(
     metadata.insert("transcript".into(), json!(source));
     metadata.insert("line".into(), json!(call.line));
     let parts = match &call.origin {
-        Origin::ClaudeCode(claude) => claude_parts(claude, names, fallback_id, &mut metadata)?,
+        Origin::ClaudeCode(claude) => claude_parts(claude, names, fallback_id, &mut metadata),
         Origin::Trace(trace) => trace_parts(trace, fallback_id, &mut metadata),
     };
     let wire = json!({
@@ -100,6 +104,7 @@ fn prepare_one(
         tool_name: parts.tool_name,
         claude_code_tool: parts.claude_code_tool,
         tool_input: parts.tool_input,
+        not_mapped: parts.not_mapped,
         payload: Arc::new(payload),
     })
 }
@@ -109,7 +114,7 @@ fn claude_parts(
     names: ToolNames,
     fallback_id: &str,
     metadata: &mut Map<String, Value>,
-) -> Result<Parts, String> {
+) -> Parts {
     let ClaudeCall {
         name,
         input,
@@ -118,9 +123,12 @@ fn claude_parts(
         cwd,
         is_sidechain,
     } = call;
-    let mapped = map_claude(name, input, names)?;
+    let mapped = map_claude(name, input, names);
     metadata.insert("format".into(), json!("claude_code"));
     metadata.insert("claude_code_tool".into(), json!(name));
+    if let Some(why) = &mapped.not_mapped {
+        metadata.insert("not_mapped".into(), json!(why));
+    }
     let original = Value::Object(input.clone());
     if mapped.tool_input != original {
         metadata.insert("claude_code_input".into(), original);
@@ -129,14 +137,15 @@ fn claude_parts(
         metadata.insert("cwd".into(), json!(cwd));
     }
     metadata.insert("is_sidechain".into(), json!(is_sidechain));
-    Ok(Parts {
+    Parts {
         tool_name: mapped.tool_name,
         tool_input: mapped.tool_input,
         claude_code_tool: Some(name.clone()),
+        not_mapped: mapped.not_mapped,
         session: session_id.as_deref().unwrap_or(fallback_id).to_owned(),
         run: session_id.as_deref().unwrap_or(fallback_id).to_owned(),
         agent: agent_id.as_deref().unwrap_or("claude-code").to_owned(),
-    })
+    }
 }
 
 fn trace_parts(call: &TraceCall, fallback_id: &str, metadata: &mut Map<String, Value>) -> Parts {
@@ -161,6 +170,7 @@ fn trace_parts(call: &TraceCall, fallback_id: &str, metadata: &mut Map<String, V
         tool_name: tool_name.clone(),
         tool_input: Value::Object(arguments.clone()),
         claude_code_tool: None,
+        not_mapped: None,
         session: session_id
             .as_deref()
             .or(run_id.as_deref())

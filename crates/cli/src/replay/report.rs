@@ -39,6 +39,9 @@ pub struct CallReport {
     pub modified_args: Option<Value>,
     /// Hook runs that failed (timed out, crashed, refused, …), resolved by their failure mode.
     pub hook_failures: Vec<FailureReport>,
+    /// What a reader must know about how the call was replayed: `not mapped: Task without a
+    /// string `prompt`; dispatched as recorded`.
+    pub note: Option<String>,
 }
 
 /// One failed hook run.
@@ -69,6 +72,9 @@ pub struct Summary {
     pub asked: usize,
     /// Allowed or asked with rewritten arguments.
     pub rewritten: usize,
+    /// Claude Code calls the tool mapping could not translate, dispatched as recorded (counted
+    /// in `total` too).
+    pub not_mapped: usize,
     /// Found but not replayable.
     pub skipped: usize,
     /// Lines skipped whole (not JSON, over the size limit, not an entry): any calls on them
@@ -116,6 +122,10 @@ impl CallReport {
                     error: r.error.clone(),
                 })
                 .collect(),
+            note: call
+                .not_mapped
+                .as_ref()
+                .map(|why| format!("not mapped: {why}; dispatched as recorded")),
         }
     }
 }
@@ -130,19 +140,27 @@ impl Summary {
             denied: count("deny"),
             asked: count("ask"),
             rewritten: calls.iter().filter(|c| c.rewritten).count(),
+            not_mapped: calls.iter().filter(|c| c.note.is_some()).count(),
             skipped,
             skipped_lines,
             with_hook_failures: calls.iter().filter(|c| !c.hook_failures.is_empty()).count(),
         }
     }
 
-    /// `N calls: A allowed, D denied, Q asked, R rewritten`, plus the skipped calls and calls
-    /// with hook failures when there are any.
+    /// `N calls: A allowed, D denied, Q asked, R rewritten`, plus the calls dispatched as
+    /// recorded, the skipped calls and calls with hook failures when there are any.
     pub fn line(&self) -> String {
         let mut line = format!(
             "{} calls: {} allowed, {} denied, {} asked, {} rewritten",
             self.total, self.allowed, self.denied, self.asked, self.rewritten
         );
+        if self.not_mapped > 0 {
+            let _ = write!(
+                line,
+                "; {} not mapped, dispatched as recorded",
+                self.not_mapped
+            );
+        }
         if self.skipped > 0 {
             let _ = write!(line, "; {} skipped (see the warnings)", self.skipped);
         }
@@ -236,6 +254,7 @@ fn row(call: &CallReport) -> [String; 5] {
 /// The decision's reason, then what else a reader must know: a rewrite, hook failures.
 fn reason_cell(call: &CallReport) -> String {
     let mut parts: Vec<String> = call.reason.iter().cloned().collect();
+    parts.extend(call.note.iter().cloned());
     if let Some(args) = &call.modified_args {
         parts.push(format!("arguments rewritten to {args}"));
     }

@@ -11,6 +11,11 @@
 //! limit, with more than [`MAX_LINE_VALUES`] JSON values, or a tool call that does not have the
 //! fields above, is a [`LineWarning`] and is skipped; the lines around it are read as usual.
 //!
+//! A UTF-8 byte order mark before the first line is skipped. A file that is no transcript at
+//! all stops the reading with one [`ReadError::NotATranscript`] instead of a warning per line:
+//! before any line could be read, a line holding a NUL byte or invalid UTF-8 (a binary or
+//! UTF-16 file), or [`MAX_BAD_LINES_FIRST`] unreadable lines in a row (some other text).
+//!
 //! Memory is bounded per line: an overlong line is never held (only its first
 //! `max_line_bytes + 1` bytes are buffered, the rest is skipped as it streams by), and a line is
 //! parsed only when it has at most [`MAX_LINE_VALUES`] values: parsed JSON costs 30 to 100
@@ -135,6 +140,34 @@ impl Transcript {
     }
 }
 
+/// Why a transcript could not be read at all.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Reading failed.
+    Io(io::Error),
+    /// The file is not JSON Lines: nothing of it was read.
+    NotATranscript(String),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "{e}"),
+            Self::NotATranscript(why) => write!(f, "not a transcript (JSON Lines): {why}"),
+        }
+    }
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// Unreadable lines in a row, before any readable one, after which a file is taken for
+/// something other than a transcript.
+pub const MAX_BAD_LINES_FIRST: u64 = 5;
+
 /// Most JSON values (counted as the `[`, `{` and `,` outside strings) a line may hold to be
 /// parsed: about 100 MB of parsed JSON at worst. A Claude Code line holding a written file or an
 /// image keeps it in one string, which counts once.
@@ -144,9 +177,11 @@ pub const MAX_LINE_VALUES: usize = 1_000_000;
 /// with a warning without being held in memory.
 ///
 /// # Errors
-/// Only I/O errors of `reader`; bad content is a warning.
-pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Transcript> {
+/// I/O errors of `reader`, and [`ReadError::NotATranscript`] for a file that is plainly not
+/// one (see the module docs); bad lines in a transcript are warnings.
+pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> Result<Transcript, ReadError> {
     let mut transcript = Transcript::default();
+    let mut start = Start::default();
     let mut seen: HashMap<String, u64> = HashMap::new();
     let mut buf = Vec::new();
     loop {
@@ -161,6 +196,7 @@ pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Trans
         transcript.lines += 1;
         let line = transcript.lines;
         if buf.last() != Some(&b'\n') && buf.len() > max_line_bytes {
+            start.check_bytes(line, &buf[..buf.len().min(1 << 16)])?;
             let rest = reader.skip_until(b'\n')?;
             // `skip_until` counts the newline it consumed, if any.
             let total = buf.len() + rest.saturating_sub(1);
@@ -170,15 +206,23 @@ pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Trans
                     "{total} bytes, over the limit of {max_line_bytes} bytes per line; skipped"
                 ),
             );
+            start.count(line, true)?;
             continue;
         }
         let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let text = match line {
+            1 => text.strip_prefix(BOM).unwrap_or(text),
+            _ => text,
+        };
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        start.check_bytes(line, text)?;
         let first_call = transcript.calls.len();
+        let skipped_before = transcript.skipped_lines();
         read_line(line, text, &mut transcript);
+        start.count(line, transcript.skipped_lines() > skipped_before)?;
         for call in &transcript.calls[first_call..] {
             if let Some(earlier) = seen.insert(call.tool_call_id.clone(), line) {
                 transcript.warnings.push(LineWarning {
@@ -190,6 +234,56 @@ pub fn read(mut reader: impl BufRead, max_line_bytes: usize) -> io::Result<Trans
                 });
             }
         }
+    }
+}
+
+/// The UTF-8 byte order mark, which some editors write before the first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Whether the file has shown itself to be a transcript yet, and the unreadable lines so far.
+#[derive(Default)]
+struct Start {
+    read_one: bool,
+    bad_in_a_row: u64,
+}
+
+impl Start {
+    /// Until a line was read, a NUL byte or invalid UTF-8 means a binary or UTF-16 file. (A
+    /// sequence cut off at the end of `text` is not judged: `text` may be a prefix.)
+    fn check_bytes(&self, line: u64, text: &[u8]) -> Result<(), ReadError> {
+        if self.read_one {
+            return Ok(());
+        }
+        let why = if text.starts_with(b"\xFF\xFE") || text.starts_with(b"\xFE\xFF") {
+            "is UTF-16 text; save the file as UTF-8"
+        } else if text.contains(&0) {
+            "holds NUL bytes (a binary file?)"
+        } else if std::str::from_utf8(text).is_err_and(|e| e.error_len().is_some()) {
+            "is not UTF-8 text (a binary file?)"
+        } else {
+            return Ok(());
+        };
+        Err(ReadError::NotATranscript(format!("line {line} {why}")))
+    }
+
+    /// Counts one non-blank line; too many unreadable ones before any readable one stop.
+    fn count(&mut self, line: u64, unreadable: bool) -> Result<(), ReadError> {
+        if self.read_one {
+            return Ok(());
+        }
+        if !unreadable {
+            self.read_one = true;
+            return Ok(());
+        }
+        self.bad_in_a_row += 1;
+        if self.bad_in_a_row < MAX_BAD_LINES_FIRST {
+            return Ok(());
+        }
+        Err(ReadError::NotATranscript(format!(
+            "none of its first {} non-blank lines (to line {line}) is a Claude Code entry or a \
+             tollgate trace line",
+            self.bad_in_a_row
+        )))
     }
 }
 
@@ -455,6 +549,29 @@ mod tests {
             t.warnings
                 .iter()
                 .all(|w| w.message.contains("already seen"))
+        );
+    }
+
+    #[test]
+    fn damage_after_a_readable_line_is_warned_not_fatal() {
+        let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let mut text = format!("{call}\n").into_bytes();
+        text.extend(b"\0\xff\nx\ny\nz\nw\nv\n");
+        let t = read(&text[..], 1 << 20).unwrap();
+        assert_eq!(t.calls.len(), 1);
+        assert_eq!(t.skipped_lines(), 6);
+    }
+
+    #[test]
+    fn unreadable_lines_before_any_readable_one_stop_at_the_fifth() {
+        let four = "a\nb\n\nc\nd\n";
+        let call = r#"{"seq":1,"run_id":"r","type":"tool_call","tool_call_id":"c","tool_name":"t","arguments":{}}"#;
+        let t = read(format!("{four}{call}\n").as_bytes(), 1 << 20).unwrap();
+        assert_eq!((t.calls.len(), t.skipped_lines()), (1, 4));
+        let err = read(format!("{four}e\n{call}\n").as_bytes(), 1 << 20).unwrap_err();
+        assert!(
+            matches!(&err, ReadError::NotATranscript(why) if why.contains("to line 6")),
+            "{err}"
         );
     }
 

@@ -475,7 +475,7 @@ fn bad_lines_are_warned_with_their_line_number_and_skipped_losing_nothing_else()
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         warned_lines(&run.stderr),
-        [3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16],
+        [3, 4, 5, 6, 7, 8, 11, 12, 14, 15, 16],
         "{}",
         run.stderr
     );
@@ -484,7 +484,6 @@ fn bad_lines_are_warned_with_their_line_number_and_skipped_losing_nothing_else()
         (4, "not a JSON object"),
         (6, "content[0]"),
         (12, "not JSON"),
-        (13, "`command`"),
         (15, "seq 3"),
     ] {
         let warning = run
@@ -497,13 +496,21 @@ fn bad_lines_are_warned_with_their_line_number_and_skipped_losing_nothing_else()
     let report = run.json();
     assert_eq!(
         column(&report, "tool_call_id"),
-        ["h1", "h2", "h3", "h4", "h5"]
+        ["h1", "h2", "h3", "h-cmd", "h4", "h5"]
     );
-    assert_eq!(column(&report, "line"), [2, 6, 10, 17, 18]);
-    assert_eq!(indices_with(&report, "deny"), [1, 5]);
-    assert_eq!(report["summary"]["skipped"], 4);
+    assert_eq!(column(&report, "line"), [2, 6, 10, 13, 17, 18]);
+    assert_eq!(indices_with(&report, "deny"), [1, 6]);
+    assert_eq!(report["summary"]["skipped"], 3);
+    // The Bash call of line 13 has no `command`: dispatched as recorded, and said so.
+    let unmapped = &report["calls"][3];
+    assert_eq!(unmapped["tool_name"], "Bash");
+    assert_eq!(
+        unmapped["note"],
+        "not mapped: Bash without a string `command`; dispatched as recorded"
+    );
+    assert_eq!(report["summary"]["not_mapped"], 1);
 
-    // Claude names need no `command`: the Bash call of line 13 replays too.
+    // Claude names need no `command`: the Bash call of line 13 replays as is.
     let report = replay(&[&path, "--hooks", &hooks, "--tool-names", "claude", "--json"]).json();
     assert_eq!(report["summary"]["total"], 6);
     assert_eq!(report["summary"]["skipped"], 3);
@@ -523,9 +530,143 @@ fn the_table_escapes_control_characters_from_the_transcript() {
     );
     assert_eq!(
         run.stdout.lines().count(),
-        1 + 5 + 2,
-        "header, 5 rows, blank, summary"
+        1 + 6 + 2,
+        "header, 6 rows, blank, summary"
     );
+}
+
+#[test]
+fn regression_calls_that_did_not_fit_the_tool_mapping_were_skipped_uncounted() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("payloads.jsonl");
+    let (logger, grant) = payload_logger(dir.path(), &log);
+    let no_task = write(
+        dir.path(),
+        "no-task.yaml",
+        "hooks:\n  PreToolUse:\n    - name: no-task\n      tools: [Task]\n      script: \"echo no sub-agents >&2; exit 2\"\n",
+    );
+    let task = json!({"description": "look around", "subagent_type": "Explore"});
+    let text = [
+        claude_line("t", "Task", &task),
+        claude_line("b", "Bash", &json!({"cmd": "ls"})),
+        claude_line("ok", "Bash", &json!({"command": "ls"})),
+    ]
+    .join("\n");
+    let path = write(dir.path(), "unmapped.jsonl", &text);
+    let hooks = [
+        &path, "--hooks", &logger, "--hooks", &no_task, "--admin", &grant,
+    ];
+
+    let run = replay(&[&hooks[..], &["--json"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(
+        column(&report, "tool_name"),
+        ["Task", "Bash", "bash_code_execute_tool"]
+    );
+    assert_eq!(
+        indices_with(&report, "deny"),
+        [1],
+        "matched under its recorded name"
+    );
+    assert_eq!(
+        column(&report, "note"),
+        [
+            &json!("not mapped: Task without a string `prompt`; dispatched as recorded"),
+            &json!("not mapped: Bash without a string `command`; dispatched as recorded"),
+            &Value::Null,
+        ]
+    );
+    let summary = &report["summary"];
+    assert_eq!(
+        (
+            &summary["total"],
+            &summary["not_mapped"],
+            &summary["skipped"]
+        ),
+        (&json!(3), &json!(2), &json!(0))
+    );
+    let payloads = logged(&log);
+    assert_eq!(payloads[0]["tool_input"], task, "input as recorded");
+    assert_eq!(
+        payloads[0]["metadata"]["not_mapped"],
+        "Task without a string `prompt`"
+    );
+    assert!(!run.stderr.contains("skipped"), "{}", run.stderr);
+
+    let table = replay_with_env(&hooks, &[("COLUMNS", "200")]);
+    assert!(
+        table
+            .stdout
+            .contains("not mapped: Task without a string `prompt`; dispatched as recorded"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("3 calls: 2 allowed, 1 denied, 0 asked, 0 rewritten; 2 not mapped, dispatched as recorded"),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn a_byte_order_mark_before_the_first_line_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = deny_first_word(dir.path(), "rm");
+    let source = transcript("session-with-rm.jsonl");
+    let mut text = b"\xEF\xBB\xBF".to_vec();
+    text.extend(std::fs::read(&source).unwrap());
+    let path = dir.path().join("bom.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let run = replay(&[path.to_str().unwrap(), "--hooks", &hooks, "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["summary"]["total"], tool_uses(&source).len());
+    assert_eq!(report["summary"]["skipped_lines"], 0);
+}
+
+#[test]
+fn a_file_that_is_no_transcript_stops_with_one_error_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = deny_first_word(dir.path(), "rm");
+    let mut binary = b"\x7fELF\x02\x01\x01\0\0\0".to_vec();
+    binary.extend((0..20_000u32).flat_map(|i| [(i % 251) as u8, b'\n']));
+    let utf16: Vec<u8> = "\u{feff}{\"type\":\"user\"}\n"
+        .encode_utf16()
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let markdown = "# Notes\n\nSome text.\n- a list\n- of things\n\nMore text.\n".repeat(50);
+    let latin1 = b"caf\xe9 cr\xe8me\n".repeat(100);
+    for (name, bytes, why) in [
+        ("a.out", binary, "line 1 holds NUL bytes"),
+        ("utf16.jsonl", utf16, "line 1 is UTF-16 text"),
+        (
+            "notes.md",
+            markdown.into_bytes(),
+            "none of its first 5 non-blank lines",
+        ),
+        ("latin1.txt", latin1, "line 1 is not UTF-8 text"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let run = replay(&[path.to_str().unwrap(), "--hooks", &hooks]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "{name}: one error, no warnings: {}",
+            run.stderr
+        );
+        assert!(run.stderr.starts_with("error: "), "{name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("not a transcript (JSON Lines)"),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(why), "{name}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{name}: {}", run.stdout);
+    }
 }
 
 fn claude_line(id: &str, name: &str, input: &Value) -> String {
@@ -588,7 +729,7 @@ fn unreadable_transcripts_and_transcripts_without_calls_exit_2() {
     let broken = write(
         dir.path(),
         "broken.jsonl",
-        &claude_line("b", "Bash", &json!({"cmd": "ls"})),
+        &claude_line("b", "Bash", &json!("ls")),
     );
     for (path, words) in [
         (&missing, "cannot read"),

@@ -1,6 +1,7 @@
 //! `tollgate run` on the ops example and on small agents, as a user runs it.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
@@ -28,16 +29,19 @@ fn tollgate_run(args: &[&str], env: &[(&str, &str)]) -> Output {
         .unwrap()
 }
 
-/// Runs the ops example into `dir` (workspace `dir/ws`, trace `dir/trace.jsonl`).
+/// Runs the ops example into `dir` (workspace `dir/ws`, trace `dir/trace.jsonl`), its admin
+/// file's webhook posting to `webhook` instead of the example's port.
 fn run_example(
     dir: &Path,
     prompt: &str,
     extra: &[&str],
     env: &[(&str, &str)],
+    webhook: SocketAddr,
 ) -> (Output, Vec<Value>) {
     let ws = dir.join("ws").display().to_string();
     let trace = dir.join("trace.jsonl").display().to_string();
-    let (agent, admin) = (example("agent.yaml"), example("admin.yaml"));
+    let agent = example("agent.yaml");
+    let admin = admin_posting_to(dir, webhook);
     let mut args = vec![
         "--agent",
         &agent,
@@ -52,6 +56,23 @@ fn run_example(
     args.push(prompt);
     let output = tollgate_run(&args, env);
     (output, read_trace(&dir.join("trace.jsonl")))
+}
+
+/// The example's admin file, written to `dir/admin.yaml` with its webhook posting to `addr`:
+/// tests never depend on a fixed port (a receiver the README starts may hold 8787).
+fn admin_posting_to(dir: &Path, addr: SocketAddr) -> String {
+    let text = std::fs::read_to_string(example("admin.yaml")).unwrap();
+    let fixed = "http://127.0.0.1:8787/";
+    assert!(text.contains(fixed), "the example's webhook URL moved");
+    let path = dir.join("admin.yaml");
+    std::fs::write(&path, text.replace(fixed, &format!("http://{addr}/"))).unwrap();
+    path.display().to_string()
+}
+
+/// An address nothing listens on: the port of a listener bound to port 0, then closed.
+fn closed_port() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
 }
 
 fn read_trace(path: &Path) -> Vec<Value> {
@@ -82,15 +103,15 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// A webhook receiver on 127.0.0.1:8787 (the example's admin file names that port) that keeps
-/// the payloads whose signature verifies under `secret`.
-fn receiver(secret: &'static str) -> Arc<Mutex<Vec<Value>>> {
+/// A webhook receiver on a free port of 127.0.0.1 that keeps the payloads whose signature
+/// verifies under `secret`: its address and the payloads.
+fn receiver(secret: &'static str) -> (SocketAddr, Arc<Mutex<Vec<Value>>>) {
     use axum::body::Bytes;
     use axum::http::{HeaderMap, StatusCode};
     let got: Arc<Mutex<Vec<Value>>> = Arc::default();
     let keep = Arc::clone(&got);
-    let listener = std::net::TcpListener::bind("127.0.0.1:8787")
-        .expect("port 8787 (the example's webhook receiver) is taken on this machine");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -128,18 +149,19 @@ fn receiver(secret: &'static str) -> Arc<Mutex<Vec<Value>>> {
             axum::serve(listener, app).await.unwrap();
         });
     });
-    got
+    (addr, got)
 }
 
 #[test]
 fn the_ops_example_runs_with_every_kind_of_decision() {
     let dir = tempfile::tempdir().unwrap();
-    let deliveries = receiver("example-secret");
+    let (addr, deliveries) = receiver("example-secret");
     let (output, lines) = run_example(
         dir.path(),
         PROMPT,
         &[],
         &[("OPS_WEBHOOK_SECRET", "example-secret")],
+        addr,
     );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let ws = dir.path().join("ws");
@@ -300,6 +322,7 @@ fn without_the_skill_its_hook_does_not_exist() {
         "Close order 3, clean up old releases and ship v2.4.1",
         &[],
         &[],
+        closed_port(),
     );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert!(
@@ -326,7 +349,7 @@ fn without_the_skill_its_hook_does_not_exist() {
 #[test]
 fn bypass_hooks_fires_no_hook_and_the_trace_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[], closed_port());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert!(
         of(&lines, "hook_run").is_empty(),
@@ -395,6 +418,44 @@ fn an_ask_without_a_terminal_is_denied_as_approval_required() {
         "{observation}"
     );
     assert!(!dir.path().join("ws/x.txt").exists());
+}
+
+#[test]
+fn regression_a_failed_fail_open_hook_showed_only_on_stderr_and_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"w1","type":"function","function":{"name":"write_file","arguments":{"path":"x.txt","content":"x"}}}]}
+{"role":"assistant","content":"ok"}"#;
+    std::fs::write(
+        dir.path().join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - name: flaky-lint\n      failure_mode: fail_open\n      script: \"echo lint crashed >&2; exit 1\"\n",
+    )
+    .unwrap();
+    let agent = small_agent(dir.path(), "hooks: [hooks.yaml]\n", script);
+    let ws = dir.path().join("ws").display().to_string();
+    let output = tollgate_run(&["--agent", &agent, "--workspace", &ws, "go"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let call = lines
+        .iter()
+        .position(|l| l.starts_with("→ write_file"))
+        .unwrap();
+    assert_eq!(
+        lines[call + 2],
+        "  ⚠ 1 hook failed, skipped (fail_open): `flaky-lint` errored: exit status 1: lint crashed",
+        "under the call and its decision:\n{stdout}"
+    );
+    assert!(lines[call + 1].starts_with("  ✓ allow"), "{stdout}");
+    assert_eq!(stdout.matches("flaky-lint").count(), 1, "{stdout}");
+    assert!(
+        !stderr.contains("flaky-lint"),
+        "printed once, not also on stderr: {stderr}"
+    );
+    assert!(
+        dir.path().join("ws/x.txt").exists(),
+        "fail_open: the call ran"
+    );
 }
 
 #[test]
@@ -488,6 +549,44 @@ fn an_unknown_skill_flag_is_refused() {
 }
 
 #[test]
+fn regression_a_capitalised_use_tag_was_ignored_without_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(
+        dir.path(),
+        "[Use deploy] ship v2.4.1",
+        &["--bypass-hooks"],
+        &[],
+        closed_port(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(
+        of(&lines, "session_start")[0]["skills"],
+        serde_json::json!(["deploy"])
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let (output, lines) = run_example(
+        dir.path(),
+        "[USE Deploi] ship v2.4.1",
+        &["--bypass-hooks"],
+        &[],
+        closed_port(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(
+        of(&lines, "session_start")[0]["skills"],
+        serde_json::json!([])
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.lines().any(|l| l
+            == "⚠ no skill named `Deploi` is available to this agent (its skills: deploy); \
+                nothing was selected for it"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
     let dir = tempfile::tempdir().unwrap();
     let script = serde_json::json!([
@@ -521,7 +620,7 @@ fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal_raw() {
 #[test]
 fn a_run_trace_replays_with_the_runs_metadata() {
     let dir = tempfile::tempdir().unwrap();
-    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    let (output, lines) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[], closed_port());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     // The agent config's ReadOnlyGuard alone, as a policy to backtest: it keys on
     // `metadata.org_id`, which the trace recorded per session.
@@ -637,7 +736,7 @@ fn spawn_until(agent: &str, dir: &Path, marker: &str) -> std::process::Child {
 fn a_run_trace_replays_against_an_agent_files_whole_policy() {
     let dir = tempfile::tempdir().unwrap();
     // Record a session with no hooks at all, then ask what the ops policy would have done.
-    let (output, _) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[]);
+    let (output, _) = run_example(dir.path(), PROMPT, &["--bypass-hooks"], &[], closed_port());
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let trace = dir.path().join("trace.jsonl").display().to_string();
     let replay = |extra: &[&str]| {

@@ -248,6 +248,50 @@ pub fn check_ip(ip: IpAddr, allow: &[IpNet]) -> Result<(), Reason> {
     check_v6(v6)
 }
 
+/// What to tell a person whose hook was refused `ip` for `reason`:
+/// `; an admin file can allow it for admin and agent-config hooks with `network: {allow_cidrs:
+/// ["127.0.0.0/8"]}``, naming the whole refused range the address is in (`127.0.0.0/8`,
+/// `::1/128`, `10.0.0.0/8`, `fe80::/10`, …). Empty for refusals no allow-list should lift
+/// casually, or that one entry cannot (metadata, reserved, documentation, multicast,
+/// broadcast, unspecified addresses and the IPv6 forms refused whole).
+pub(super) fn allow_advice(ip: IpAddr, reason: Reason) -> String {
+    allow_hint(ip, reason).map_or_else(String::new, |net| {
+        format!(
+            "; an admin file can allow it for admin and agent-config hooks with \
+             `network: {{allow_cidrs: [\"{net}\"]}}`"
+        )
+    })
+}
+
+/// The refused range of `ip` an operator may open for a local service; see [`allow_advice`].
+fn allow_hint(ip: IpAddr, reason: Reason) -> Option<IpNet> {
+    use Reason::{LinkLocal, Loopback, Private, SharedAddressSpace, UniqueLocal};
+    if !matches!(
+        reason,
+        Loopback | Private | SharedAddressSpace | LinkLocal | UniqueLocal
+    ) {
+        return None;
+    }
+    // Judged as the guard judges it: IPv4-mapped and NAT64 well-known addresses as their IPv4.
+    let ip = match ip.to_canonical() {
+        IpAddr::V6(v6) if NAT64_WELL_KNOWN.contains(&v6) => {
+            let [.., a, b, c, d] = v6.octets();
+            IpAddr::V4(Ipv4Addr::new(a, b, c, d))
+        }
+        ip => ip,
+    };
+    match ip {
+        IpAddr::V4(v4) => V4_REFUSED
+            .iter()
+            .find(|(net, r)| *r == reason && net.contains(&v4))
+            .map(|(net, _)| IpNet::V4(*net)),
+        IpAddr::V6(v6) => V6_REFUSED
+            .iter()
+            .find(|(net, r)| *r == reason && net.contains(&v6))
+            .map(|(net, _)| IpNet::V6(*net)),
+    }
+}
+
 fn check_v4_allowing(v4: Ipv4Addr, allow: &[IpNet]) -> Result<(), Reason> {
     let ip = IpAddr::V4(v4);
     if allowed(ip, allow) {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use super::guard::{Reason, check_ip};
+use super::guard::{Reason, allow_advice, check_ip};
 
 /// Resolves with the system resolver ([`tokio::net::lookup_host`]) and refuses the whole
 /// lookup when **any** address is refused by the guard: a name that mixes public and internal
@@ -25,11 +25,13 @@ pub(super) struct GuardedResolver {
 
 /// A host name refused by the SSRF guard at resolution. Surfaces as a `refused` hook failure.
 #[derive(Debug, thiserror::Error)]
-#[error("`{host}` resolves to {ip}, a {reason}: refused by the SSRF guard")]
+#[error("`{host}` resolves to {ip}, a {reason}: refused by the SSRF guard{advice}")]
 pub(super) struct Refused {
     host: String,
     ip: IpAddr,
     reason: Reason,
+    /// How an operator may allow it (see [`allow_advice`]), or empty.
+    advice: String,
 }
 
 impl GuardedResolver {
@@ -58,6 +60,7 @@ pub(super) fn check_all(host: &str, addrs: &[SocketAddr], allow: &[IpNet]) -> Re
             host: host.to_owned(),
             ip: addr.ip(),
             reason,
+            advice: allow_advice(addr.ip(), reason),
         })?;
     }
     Ok(())
@@ -81,7 +84,9 @@ mod tests {
         let error = check_all("rebind.example", &mixed, &[]).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "`rebind.example` resolves to 127.0.0.1, a loopback address: refused by the SSRF guard"
+            "`rebind.example` resolves to 127.0.0.1, a loopback address: refused by the SSRF \
+             guard; an admin file can allow it for admin and agent-config hooks with \
+             `network: {allow_cidrs: [\"127.0.0.0/8\"]}`"
         );
         assert!(
             check_all(

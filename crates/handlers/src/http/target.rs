@@ -6,7 +6,7 @@ use ipnet::IpNet;
 use url::{Host, Url};
 
 use super::error::HttpError;
-use super::guard::check_ip;
+use super::guard::{Reason, allow_advice, check_ip};
 use crate::text::redact_url_text;
 
 /// Longest host name DNS can carry (RFC 1035: 253 characters in text form).
@@ -47,7 +47,10 @@ pub(super) fn parse(url: &str, allow: &[IpNet]) -> Result<Url, HttpError> {
         Some(Host::Ipv4(ip)) => IpAddr::V4(ip),
         Some(Host::Ipv6(ip)) => IpAddr::V6(ip),
     };
-    check_ip(ip, allow).map_err(|reason| refused(url, format!("{ip} is a {reason}")))?;
+    check_ip(ip, allow).map_err(|reason| {
+        let advice = allow_advice(ip, reason);
+        refused(url, format!("{ip} is a {reason}{advice}"))
+    })?;
     Ok(parsed)
 }
 
@@ -67,8 +70,9 @@ fn check_name(name: &str, allow: &[IpNet]) -> Result<(), String> {
     .into_iter()
     .any(|ip| check_ip(ip, allow).is_ok());
     if (name == "localhost" || name.ends_with(".localhost")) && !loopback_allowed {
+        let advice = allow_advice(IpAddr::from([127, 0, 0, 1]), Reason::Loopback);
         return Err(format!(
-            "`{name}` resolves only to loopback, which the SSRF guard refuses"
+            "`{name}` resolves only to loopback, which the SSRF guard refuses{advice}"
         ));
     }
     Ok(())
@@ -111,7 +115,10 @@ mod tests {
                 Some(Host::Ipv4([127, 0, 0, 1].into())),
                 "{url}"
             );
-            assert_eq!(reason(url), "127.0.0.1 is a loopback address", "{url}");
+            assert!(
+                reason(url).starts_with("127.0.0.1 is a loopback address;"),
+                "{url}"
+            );
         }
     }
 

@@ -585,6 +585,16 @@ fn a_per_hook_override_wins_over_env() {
 }
 
 #[test]
+fn regression_the_missing_model_advice_sent_user_files_to_a_key_they_may_not_set() {
+    let message = LlmError::MissingModel.to_string();
+    assert!(message.contains("set TOLLGATE_LLM_MODEL"), "{message}");
+    assert!(
+        message.contains("admin hook files only, not in user files or skills"),
+        "{message}"
+    );
+}
+
+#[test]
 fn configuration_errors() {
     let no_model = [("OPENAI_API_KEY", "k"), ("TOLLGATE_LLM_MODEL", "")];
     assert!(matches!(

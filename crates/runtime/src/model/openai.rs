@@ -127,17 +127,14 @@ impl OpenAiModel {
         if let Some(key) = &self.config.api_key {
             post = post.bearer_auth(key);
         }
-        let response = post
-            .send()
-            .await
-            .map_err(|e| ModelError::Request(e.without_url().to_string()))?;
+        let response = post.send().await.map_err(|e| self.transport_error(e))?;
         let status = response.status();
         let mut response = response;
         let mut body = Vec::new();
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| ModelError::Request(e.without_url().to_string()))?
+            .map_err(|e| self.transport_error(e))?
         {
             if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
                 return Err(ModelError::Answer(format!(
@@ -153,6 +150,37 @@ impl OpenAiModel {
         }
         parse_answer(&text)
     }
+}
+
+impl OpenAiModel {
+    /// `POST URL: ERROR: CAUSE: …`: the endpoint (without credentials, query or fragment,
+    /// which may hold a key) and the whole source chain, where the cause is (connection
+    /// refused, DNS, TLS, timeout): reqwest's own message names only the step ("error sending
+    /// request").
+    fn transport_error(&self, error: reqwest::Error) -> ModelError {
+        use std::error::Error as _;
+        let error = error.without_url();
+        let mut text = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        ModelError::Request(format!("POST {}: {text}", shown_url(&self.url)))
+    }
+}
+
+/// `url` without credentials, query or fragment.
+fn shown_url(url: &str) -> String {
+    let Ok(mut url) = reqwest::Url::parse(url) else {
+        return "<the model endpoint>".to_owned();
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
 }
 
 #[derive(Deserialize)]
@@ -242,6 +270,15 @@ impl Model for OpenAiModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shown_url_has_no_credentials_query_or_fragment() {
+        assert_eq!(
+            shown_url("https://user:pw@llm.example:8443/v1/chat/completions?key=k#f"),
+            "https://llm.example:8443/v1/chat/completions"
+        );
+        assert_eq!(shown_url("not a url"), "<the model endpoint>");
+    }
 
     #[test]
     fn keys_go_only_to_their_own_endpoint() {

@@ -169,3 +169,32 @@ async fn an_oversized_or_error_answer_fails_the_session_with_a_reason() {
         assert!(error.contains(expected), "{route}: {error}");
     }
 }
+
+#[tokio::test]
+async fn regression_a_refused_connection_said_only_error_sending_request() {
+    // An address nothing listens on: a listener's free port, closed again.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "agent.yaml",
+            &format!("name: live\nmodel: openai:m\nbase_url: http://me:secret@{addr}/v1\n"),
+        )],
+    );
+    let (report, _) = run_agent(&dir.join("agent.yaml"), "hi", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Failed);
+    let error = report.error.unwrap();
+    assert!(
+        error.contains(&format!("POST http://{addr}/v1/chat/completions: ")),
+        "names the endpoint: {error}"
+    );
+    assert!(
+        error.contains("Connection refused"),
+        "names the cause: {error}"
+    );
+    assert!(!error.contains("secret"), "{error}");
+}

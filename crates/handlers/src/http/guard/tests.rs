@@ -517,3 +517,45 @@ fn the_embedding_forms_are_read_back() {
         assert_eq!(check_ip(address, &everything), Ok(()), "{address}");
     }
 }
+
+#[test]
+fn the_advice_names_the_refused_range_or_nothing() {
+    let advised = |text: &str| {
+        let address = ip(text);
+        let reason = check_ip(address, &[]).unwrap_err();
+        super::allow_hint(address, reason).map(|n| n.to_string())
+    };
+    for (address, range) in [
+        ("127.0.0.1", "127.0.0.0/8"),
+        ("::1", "::1/128"),
+        ("::ffff:10.1.2.3", "10.0.0.0/8"),
+        ("64:ff9b::ac10:1", "172.16.0.0/12"),
+        ("192.168.7.7", "192.168.0.0/16"),
+        ("100.64.0.1", "100.64.0.0/10"),
+        ("fe80::1", "fe80::/10"),
+        ("fd12::1", "fc00::/7"),
+    ] {
+        assert_eq!(advised(address).as_deref(), Some(range), "{address}");
+    }
+    for address in [
+        "169.254.169.254",
+        "240.0.0.1",
+        "0.0.0.0",
+        "224.0.0.1",
+        "2002:7f00:1::1",
+    ] {
+        assert_eq!(advised(address), None, "{address}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn following_the_advice_lets_the_address_through(bits in any::<u32>(), wide in any::<u128>()) {
+        for address in [IpAddr::V4(Ipv4Addr::from(bits)), IpAddr::V6(Ipv6Addr::from(wide))] {
+            let Err(reason) = check_ip(address, &[]) else { continue };
+            if let Some(range) = super::allow_hint(address, reason) {
+                prop_assert_eq!(check_ip(address, &[range]), Ok(()), "{}", address);
+            }
+        }
+    }
+}

@@ -64,6 +64,30 @@ fn refused_urls_fail_at_load_naming_the_url_and_the_reason() {
     assert!(HttpHook::new("h", "http://169.254.1.1/", &link_local).is_ok());
 }
 
+#[test]
+fn a_refused_local_address_says_how_an_admin_file_allows_it() {
+    for (url, range) in [
+        ("http://127.0.0.1:8787/x", "127.0.0.0/8"),
+        ("http://[::1]/", "::1/128"),
+        ("http://10.0.0.5/", "10.0.0.0/8"),
+        ("http://localhost:3000/", "127.0.0.0/8"),
+    ] {
+        let message = HttpHook::new("h", url, &[]).unwrap_err().to_string();
+        let advice = format!(
+            "an admin file can allow it for admin and agent-config hooks with \
+             `network: {{allow_cidrs: [\"{range}\"]}}`"
+        );
+        assert!(message.ends_with(&advice), "{url}: {message}");
+        let allow = [range.parse().unwrap()];
+        assert!(
+            HttpHook::new("h", url, &allow).is_ok(),
+            "{url}: the advice works"
+        );
+    }
+    let metadata = HttpHook::new("h", "http://169.254.169.254/", &[]).unwrap_err();
+    assert!(!metadata.to_string().contains("allow_cidrs"), "{metadata}");
+}
+
 #[tokio::test]
 async fn a_name_resolving_to_loopback_is_refused_at_dispatch_and_never_contacted() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
