@@ -10,6 +10,11 @@
 //! analyzer, http URLs by the SSRF guard, secrets and the llm endpoint are read from the
 //! environment); a hook that cannot be built is a warning.
 //!
+//! A `tools` pattern of a tool event that matches none of the runtime's tools (nor any given
+//! with `--tool NAME`) is a warning naming them, with Claude Code's name for the tool where it
+//! has one (`Bash` is `bash_code_execute_tool` here); patterns with `__` (MCP-style names) are
+//! not checked.
+//!
 //! For a sandboxed command hook, the files its command writes (as far as the shell analyzer
 //! can tell) are compared with what its sandbox lets it write: a write to a read-only path
 //! is a warning (the hook will fail), a write to `/tmp` a note (it lands in the sandbox's
@@ -22,7 +27,8 @@
 //! "command"?,"verdict"?,"sandbox"?,"writes"?:[{"path","access":"writable"|"read_only"|
 //! "private_tmp","grant"?}],"skill"?}],"warnings":[{"entry","message"}],"errors":[…]}]}`
 //! (`skill`: the hook comes from that skill of the agent and runs only when a run selects it). Exit status: 0 when every file parsed
-//! (warnings allowed), 1 otherwise.
+//! (warnings allowed), 1 otherwise; with `--strict` (for CI) also 1 when there is any warning,
+//! including a command's write its sandbox keeps read-only (notes do not count).
 //!
 //! Everything printed comes from files (paths, names, commands, warnings), so control
 //! characters, line separators and bidirectional controls are escaped: in text as `\u{1b}`,
@@ -37,7 +43,8 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 use tollgate_config::{
-    Assembler, ConfigError, HookFile, Policy, ResolvedHook, Skill, Trust, Warning,
+    Assembler, ConfigError, HookFile, KnownTools, Policy, ResolvedHook, Skill, Trust, Warning,
+    unmatched_tools,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
@@ -55,6 +62,14 @@ pub struct Check {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Exit 1 when there is any warning, not only when a file cannot be loaded (for CI: a
+    /// skipped entry or a mistyped key must not pass unnoticed).
+    #[arg(long)]
+    strict: bool,
+    /// A tool the run has besides the runtime's own (an agent's or a host's custom tool);
+    /// repeat for several. A `tools` pattern that matches none of the known tools is a warning.
+    #[arg(long = "tool", value_name = "NAME")]
+    tools: Vec<String>,
     /// An admin (trusted) hook file; repeat for several.
     #[arg(long = "admin", value_name = "FILE")]
     admin: Vec<PathBuf>,
@@ -77,6 +92,20 @@ struct FileReport {
     hooks: Vec<HookReport>,
     warnings: Vec<WarningReport>,
     errors: Vec<String>,
+}
+
+impl FileReport {
+    /// Its warnings, counting a command's write that its sandbox keeps read-only (the hook
+    /// will fail there) but not notes.
+    fn warning_count(&self) -> usize {
+        let writes = self
+            .hooks
+            .iter()
+            .flat_map(|h| &h.writes)
+            .filter(|w| w.access == Access::ReadOnly)
+            .count();
+        self.warnings.len() + writes
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -116,31 +145,48 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
         .filter_map(|(_, r)| r.as_ref().ok().cloned())
         .collect();
     let policy = Policy::from_admin(&parsed);
-    let classes = ClassTable::builtin();
+    let context = Context {
+        classes: ClassTable::builtin(),
+        policy,
+        tools: KnownTools::runtime().with(args.tools.iter().cloned()),
+    };
     let mut files: Vec<FileReport> = admin
         .into_iter()
-        .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &classes, &policy))
+        .map(|(path, loaded)| report(&path, loaded.map(Loaded::Hooks), &context))
         .collect();
     for path in &args.files {
         if agent::is_agent_file(path) {
-            files.extend(agent::reports(path, &classes, &policy));
+            files.extend(agent::reports(path, &context));
         } else {
-            files.push(report(path, load(path), &classes, &policy));
+            files.push(report(path, load(path), &context));
         }
     }
-    let ok = files.iter().all(|f| f.errors.is_empty());
+    let loaded = files.iter().all(|f| f.errors.is_empty());
+    let warnings: usize = files.iter().map(FileReport::warning_count).sum();
+    let ok = loaded && !(args.strict && warnings > 0);
     let report = Report { files };
     if args.json {
         let json = serde_json::to_string_pretty(&report)?;
         writeln!(out, "{}", escape_controls_json(&json))?;
     } else {
         print_text(&report, out)?;
+        if loaded && !ok {
+            writeln!(out, "{warnings} warning(s); --strict fails on warnings")?;
+        }
     }
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What every file is checked against.
+struct Context {
+    classes: ClassTable,
+    policy: Policy,
+    /// The tools `tools` patterns should match.
+    tools: KnownTools,
 }
 
 enum Loaded {
@@ -166,12 +212,7 @@ fn load(path: &Path) -> Result<Loaded, ConfigError> {
     }
 }
 
-fn report(
-    path: &Path,
-    loaded: Result<Loaded, ConfigError>,
-    classes: &ClassTable,
-    policy: &Policy,
-) -> FileReport {
+fn report(path: &Path, loaded: Result<Loaded, ConfigError>, context: &Context) -> FileReport {
     let mut report = FileReport {
         path: path.display().to_string(),
         agent: None,
@@ -179,16 +220,18 @@ fn report(
         warnings: Vec::new(),
         errors: Vec::new(),
     };
-    let mut assembler = Assembler::new(classes, policy.clone());
+    let mut assembler = Assembler::new(&context.classes, context.policy.clone());
     let mut warnings: Vec<Warning> = Vec::new();
     match loaded {
         Err(error) => report.errors.push(error.to_string()),
         Ok(Loaded::Skill(skill)) => {
             warnings.extend(skill.warnings);
+            warnings.extend(unmatched_tools(&skill.hooks, &context.tools));
             assembler.add_specs(&skill.hooks);
         }
         Ok(Loaded::Hooks(file)) => {
             warnings.extend(file.warnings);
+            warnings.extend(unmatched_tools(&file.hooks, &context.tools));
             assembler.add_specs(&file.hooks);
         }
     }

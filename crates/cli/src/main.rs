@@ -54,7 +54,8 @@ enum Command {
     /// Load SKILL.md, agent config (*.json) and hook files (*.yaml) and print the resolved
     /// hooks and the warnings.
     ///
-    /// Exits 0 when every file parsed (warnings allowed), 1 otherwise. `--json` prints
+    /// Exits 0 when every file parsed (warnings allowed), 1 otherwise; with `--strict`, 1 also
+    /// on any warning (for CI). `--json` prints
     /// {"files":[{"path","hooks":[…],"warnings":[{"entry","message"}],"errors":[…]}]}.
     Check(check::Check),
     /// Build the hooks as a run would (admin, agent, user hook files, selected skills) and

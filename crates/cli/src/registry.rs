@@ -221,15 +221,21 @@ fn is_hook_failure_log(meta: &tracing::Metadata<'_>) -> bool {
 }
 
 /// A writer that escapes control characters, line separators and bidirectional controls in
-/// what it is given, keeping its newlines. The log formatter writes each event whole, with no
-/// colours of its own (its `ansi` feature is off), so nothing it means is lost.
+/// what it is given, newlines too but the one that ends it. The log formatter writes each
+/// event whole, as one line ending in a newline, with no colours of its own (its `ansi`
+/// feature is off), so nothing it means is lost, and a newline inside a field (a hook named
+/// `a\nWARN …`) cannot start a forged log line.
 pub struct TerminalSafe<W>(pub W);
 
 impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let escaped: Vec<String> = text.split('\n').map(escape_controls).collect();
-        self.0.write_all(escaped.join("\n").as_bytes())?;
+        let (line, end) = match text.strip_suffix('\n') {
+            Some(line) => (line, "\n"),
+            None => (&*text, ""),
+        };
+        self.0.write_all(escape_controls(line).as_bytes())?;
+        self.0.write_all(end.as_bytes())?;
         Ok(buf.len())
     }
 
@@ -267,6 +273,17 @@ mod tests {
         assert_eq!(
             String::from_utf8(out.0).unwrap(),
             "WARN hook=w\\u{1b}[31m\\u{9b}x error=a\\u{202e}\n"
+        );
+    }
+
+    #[test]
+    fn regression_a_hook_name_with_a_newline_forged_a_log_line() {
+        let mut out = TerminalSafe(Vec::new());
+        out.write_all(b"WARN hook failed hook=a\nINFO all good\n")
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "WARN hook failed hook=a\\nINFO all good\n"
         );
     }
 }

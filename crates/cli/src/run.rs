@@ -195,16 +195,17 @@ pub fn run(args: Run) -> Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     let status = report.status.as_str();
+    // Paths as given, so escaped like everything else shown.
     let trace = args
         .trace
-        .map(|p| format!(" · trace {}", p.display()))
+        .map(|p| format!(" · trace {}", escape_controls(&p.display().to_string())))
         .unwrap_or_default();
+    let workspace = escape_controls(&report.workspace.display().to_string());
     // A closed stdout (`| head`) must not turn a completed run into a failure.
     let _ = writeln!(
         out,
-        "■ {status} after {} model turn(s) · workspace {}{trace}",
+        "■ {status} after {} model turn(s) · workspace {workspace}{trace}",
         report.turns,
-        report.workspace.display()
     );
     if let Some(error) = &report.error {
         let _ = writeln!(out, "  error: {}", shorten(error, 2000));

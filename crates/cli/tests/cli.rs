@@ -8,6 +8,8 @@ use std::process::Command;
 mod agent_file;
 #[path = "cli/check.rs"]
 mod check;
+#[path = "cli/controls.rs"]
+mod controls;
 #[path = "cli/dispatch.rs"]
 mod dispatch;
 #[path = "cli/doctor.rs"]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use tollgate_core::ToolMatcher;
 
 use crate::error::{ConfigError, Result};
-use crate::{fields, read};
+use crate::{fields, read, suggest};
 
 /// One `class_hooks` entry: `{class, priority, params}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +40,12 @@ pub struct AgentConfig {
 }
 
 const HOOKS: &str = "model_config_json.hooks";
+/// The keys of `model_config_json.hooks`.
+const HOOK_KEYS: [&str; 3] = [
+    "class_hooks",
+    "require_confirmation_for_all",
+    "confirmation_tools",
+];
 
 impl AgentConfig {
     /// Reads and parses an agent config.
@@ -112,7 +118,16 @@ impl AgentConfig {
                     ToolMatcher::new(&globs).map_err(|e| self.invalid(&at, e.to_string()))?;
                     self.confirmation_tools = globs;
                 }
-                other => return Err(self.invalid(&at, format!("unknown key `{other}`"))),
+                admin if crate::ADMIN_ONLY_KEYS.contains(&admin) => {
+                    return Err(self.invalid(
+                        &at,
+                        format!(
+                            "`{admin}` is honoured in admin hook files only (pass one with \
+                             --admin); an agent config cannot set it"
+                        ),
+                    ));
+                }
+                other => return Err(self.invalid(&at, suggest::unknown_key(other, &HOOK_KEYS))),
             }
         }
         Ok(())
@@ -126,7 +141,8 @@ impl AgentConfig {
             .keys()
             .find(|k| !matches!(k.as_str(), "class" | "priority" | "params"))
         {
-            return Err(self.invalid(&format!("{at}.{key}"), format!("unknown key `{key}`")));
+            let why = suggest::unknown_key(key, &["class", "priority", "params"]);
+            return Err(self.invalid(&format!("{at}.{key}"), why));
         }
         let class = map
             .get("class")

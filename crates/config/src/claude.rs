@@ -3,9 +3,9 @@
 use serde_json::{Map, Value};
 
 use crate::entry::EntryCtx;
-use crate::fields;
 use crate::spec::{HookSpec, SpecKind};
 use crate::warning::Warning;
+use crate::{fields, suggest};
 
 /// Whether an entry is in Claude Code's shape (it has `matcher` or `hooks`).
 pub(crate) fn is_claude_group(value: &Value) -> bool {
@@ -61,7 +61,8 @@ pub(crate) fn parse_group(
         .keys()
         .find(|k| !matches!(k.as_str(), "matcher" | "hooks"))
     {
-        return skip_all(format!("{path}.{key}"), format!("unknown key `{key}`"));
+        let why = suggest::unknown_key(key, &["matcher", "hooks"]);
+        return skip_all(format!("{path}.{key}"), why);
     }
     let tools = match matcher_globs(map.get("matcher")) {
         Ok(tools) => tools,
@@ -92,7 +93,7 @@ fn parse_hook(
     {
         return Err(skip(
             format!("{path}.{key}"),
-            format!("unknown key `{key}`"),
+            suggest::unknown_key(key, &["type", "command", "timeout"]),
         ));
     }
     match map.get("type").and_then(Value::as_str) {

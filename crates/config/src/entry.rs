@@ -4,9 +4,9 @@ use serde_json::{Map, Value};
 use tollgate_handlers::llm::{Depth, EndpointOverride};
 use tollgate_protocol::{Event, HookSource};
 
-use crate::fields;
 use crate::spec::{HookSpec, SpecKind};
 use crate::warning::Warning;
+use crate::{fields, suggest};
 
 /// Keys that name the hook's kind; exactly one must be present.
 const KIND_KEYS: [&str; 5] = ["script", "command", "url", "llm", "class"];
@@ -21,6 +21,27 @@ const COMMON_KEYS: [&str; 6] = [
 ];
 /// Keys only admin files may set on llm hooks.
 const ADMIN_LLM_KEYS: [&str; 3] = ["base_url", "model", "api_key"];
+/// Every key an entry may have, for "did you mean" hints.
+pub(crate) const ALL_KEYS: [&str; 18] = [
+    "script",
+    "command",
+    "url",
+    "llm",
+    "class",
+    "name",
+    "tools",
+    "failure_mode",
+    "timeout",
+    "priority",
+    "fire_and_forget",
+    "secret",
+    "depth",
+    "base_url",
+    "model",
+    "api_key",
+    "params",
+    "sandbox",
+];
 
 /// Where an entry sits and what it inherits.
 pub(crate) struct EntryCtx<'a> {
@@ -140,9 +161,17 @@ fn check_keys(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Resul
         .collect();
     match kinds.as_slice() {
         [] => {
+            let typo = map
+                .keys()
+                .find_map(|key| Some((key, suggest::closest(key, &KIND_KEYS)?)))
+                .map(|(key, meant)| format!(" (`{key}`: did you mean `{meant}`?)"))
+                .unwrap_or_default();
             return Err(ctx.warn(
                 path,
-                "no hook kind: expected one of `script`, `command`, `url`, `llm`, `class`; skipped",
+                format!(
+                    "no hook kind: expected one of `script`, `command`, `url`, `llm`, \
+                     `class`{typo}; skipped"
+                ),
             ));
         }
         [_] => {}
@@ -184,7 +213,7 @@ fn check_keys(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Resul
         if !allowed {
             let why = match owner {
                 Some(owner) => format!("`{key}` belongs to `{owner}` hooks, not `{kind}` hooks"),
-                None => format!("unknown key `{key}`"),
+                None => suggest::unknown_key(key, &ALL_KEYS),
             };
             return Err(ctx.warn(
                 format!("{path}.{key}"),
@@ -234,7 +263,14 @@ fn kind(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Result<Spec
         let depth = match text("depth")? {
             None => Depth::default(),
             Some(d) => d.parse().map_err(|e: tollgate_handlers::llm::LlmError| {
-                ctx.warn(format!("{path}.depth"), format!("{e}; the hook is skipped"))
+                let why = match suggest::closest(&d, &["quick", "thorough"]) {
+                    Some(meant) => format!("unknown llm depth `{d}` (did you mean `{meant}`?)"),
+                    None => e.to_string(),
+                };
+                ctx.warn(
+                    format!("{path}.depth"),
+                    format!("{why}; the hook is skipped"),
+                )
             })?,
         };
         let endpoint = endpoint(ctx, path, map)?;

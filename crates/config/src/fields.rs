@@ -73,9 +73,14 @@ pub(crate) fn failure_mode(value: &Value) -> Result<FailureMode, String> {
     match value.as_str() {
         Some("fail_open") => Ok(FailureMode::FailOpen),
         Some("fail_closed") => Ok(FailureMode::FailClosed),
-        Some(other) => Err(format!(
-            "unknown failure mode `{other}` (expected `fail_open` or `fail_closed`)"
-        )),
+        Some(other) => Err(
+            match crate::suggest::closest(other, &["fail_open", "fail_closed"]) {
+                Some(meant) => format!("unknown failure mode `{other}` (did you mean `{meant}`?)"),
+                None => format!(
+                    "unknown failure mode `{other}` (expected `fail_open` or `fail_closed`)"
+                ),
+            },
+        ),
         None => Err(format!(
             "must be `fail_open` or `fail_closed`, found {}",
             type_name(value)

@@ -11,7 +11,7 @@ use crate::error::{ConfigError, Result};
 use crate::hooks_map::{self, Origin};
 use crate::spec::HookSpec;
 use crate::warning::Warning;
-use crate::{fields, read, yaml};
+use crate::{fields, read, suggest, yaml};
 
 /// Whether a hook file is trusted. Only the caller decides (`--admin FILE`, the server's admin
 /// config); a file's content never makes it admin.
@@ -80,13 +80,19 @@ impl HookFile {
             }
         };
         if !map.is_empty() && !map.keys().any(|k| TOP_LEVEL.contains(&k.as_str())) {
+            // A near miss is named by the word it is close to, never by itself.
+            let typo = map
+                .keys()
+                .find_map(|k| suggest::closest(k, &TOP_LEVEL))
+                .map(|meant| format!("; one of them is close to `{meant}`: a typo?"))
+                .unwrap_or_default();
             return Err(ConfigError::Invalid {
                 path: file,
                 entry: "(top level)".into(),
                 message: format!(
                     "not a hook file: none of its {} top-level keys is one of `hooks`, \
                      `network`, `standalone`, `sandbox` (the keys are not shown: the file may \
-                     be anything)",
+                     be anything){typo}",
                     map.len()
                 ),
             });
@@ -123,7 +129,7 @@ impl HookFile {
                 };
                 hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
             }
-            "network" | "standalone" | "sandbox" if !admin => self.warn(
+            key if !admin && crate::ADMIN_ONLY_KEYS.contains(&key) => self.warn(
                 key,
                 format!("`{key}` is honoured in admin hook files only (pass the file with --admin); ignored"),
             ),
@@ -146,7 +152,10 @@ impl HookFile {
                 Ok(on) => self.standalone = on,
                 Err(e) => self.warn("standalone", format!("{e}; standalone mode stays off")),
             },
-            other => self.warn(other, format!("unknown key `{other}`; ignored")),
+            other => self.warn(
+                other,
+                format!("{}; ignored", suggest::unknown_key(other, &TOP_LEVEL)),
+            ),
         }
     }
 
@@ -158,7 +167,7 @@ impl HookFile {
             if key != "allow_cidrs" {
                 self.warn(
                     &format!("network.{key}"),
-                    format!("unknown key `{key}`; ignored"),
+                    format!("{}; ignored", suggest::unknown_key(key, &["allow_cidrs"])),
                 );
                 continue;
             }

@@ -3,12 +3,12 @@
 use std::str::FromStr;
 
 use serde_json::Value;
-use tollgate_protocol::{Event, HookSource};
+use tollgate_protocol::{ALIASES, BUILTIN_EVENTS, Event, HookSource};
 
 use crate::entry::{self, EntryCtx};
 use crate::spec::HookSpec;
 use crate::warning::Warning;
-use crate::{claude, fields};
+use crate::{claude, fields, suggest};
 
 /// Where a `hooks:` mapping comes from.
 pub(crate) struct Origin<'a> {
@@ -57,6 +57,19 @@ pub(crate) fn parse(
     }
 }
 
+/// Every event name and alias; in the style of `written` first (`pre_tool_usee` is told
+/// `pre_tool_use`, `PreToolUsee` `PreToolUse`).
+fn event_names(written: &str) -> Vec<&'static str> {
+    static EVENTS: [Event; BUILTIN_EVENTS.len()] = BUILTIN_EVENTS;
+    let aliases = ALIASES.iter().map(|(alias, _)| *alias);
+    let canonical = EVENTS.iter().map(Event::as_str);
+    if written.starts_with(char::is_uppercase) {
+        aliases.chain(canonical).collect()
+    } else {
+        canonical.chain(aliases).collect()
+    }
+}
+
 fn parse_event(
     origin: &Origin<'_>,
     key: &str,
@@ -67,10 +80,17 @@ fn parse_event(
         Warning::new(
             origin.file,
             &path,
-            format!(
-                "unknown event `{key}` (expected an event name such as `PreToolUse` or \
-                 `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are skipped"
-            ),
+            match suggest::closest(key, &event_names(key)) {
+                Some(meant) => format!(
+                    "unknown event `{key}` (did you mean `{meant}`? see `tollgate events`); its \
+                     hooks are skipped"
+                ),
+                None => format!(
+                    "unknown event `{key}` (expected an event name such as `PreToolUse` or \
+                     `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are \
+                     skipped"
+                ),
+            },
         )
     })?;
     let Value::Array(entries) = entries else {

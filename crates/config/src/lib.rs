@@ -47,6 +47,8 @@ mod hooks_map;
 mod sandbox;
 mod skill;
 mod spec;
+mod suggest;
+mod tools;
 mod warning;
 pub mod yaml;
 
@@ -59,7 +61,13 @@ pub use hook_file::{HookFile, Trust};
 pub use sandbox::{HookSandbox, NetworkChoice, SandboxSettings, Widening};
 pub use skill::{Skill, SkillSet, selected_skills};
 pub use spec::{HookSpec, SpecKind};
+pub use tools::{KnownTools, unmatched_tools};
 pub use warning::Warning;
+
+/// Top-level keys only admin hook files may set (the network http hooks may reach, standalone
+/// mode, the OS sandbox). A user hook file or a SKILL.md that has one gets a warning and the
+/// key is ignored; an agent config that has one is refused.
+pub const ADMIN_ONLY_KEYS: [&str; 3] = ["network", "standalone", "sandbox"];
 
 fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tollgate_protocol::HookSource;
 
-use crate::fields;
+use crate::{fields, suggest};
 
 /// What admin files say about the sandbox (merged over all admin files).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -127,7 +127,13 @@ pub(crate) fn parse_settings(value: &Value, dir: &Path, warn: Warn<'_>) -> Sandb
             "hidden" => settings.hidden = paths(value, dir, &at, warn),
             "shell_tool" => settings.shell_tool = widening(value, dir, &at, warn),
             "sources" => settings.sources = sources(value, dir, &at, warn),
-            other => warn(at, format!("unknown key `{other}`; ignored")),
+            other => warn(
+                at,
+                format!(
+                    "{}; ignored",
+                    suggest::unknown_key(other, &["hidden", "shell_tool", "sources"])
+                ),
+            ),
         }
     }
     settings
@@ -176,15 +182,30 @@ fn sources(value: &Value, dir: &Path, at: &str, warn: Warn<'_>) -> Vec<(HookSour
             Some(source) => out.push((source, widening(value, dir, &here, warn))),
             None => warn(
                 here,
-                format!(
-                    "unknown hook source `{name}` (expected skill, plugin, user_config, \
-                     admin_config, agent_config or builtin); ignored"
-                ),
+                match suggest::closest(name, &SOURCES) {
+                    Some(meant) => {
+                        format!("unknown hook source `{name}` (did you mean `{meant}`?); ignored")
+                    }
+                    None => format!(
+                        "unknown hook source `{name}` (expected skill, plugin, user_config, \
+                         admin_config, agent_config or builtin); ignored"
+                    ),
+                },
             ),
         }
     }
     out
 }
+
+/// The hook sources' names.
+const SOURCES: [&str; 6] = [
+    "builtin",
+    "agent_config",
+    "admin_config",
+    "skill",
+    "plugin",
+    "user_config",
+];
 
 fn source(name: &str) -> Option<HookSource> {
     [
@@ -223,7 +244,13 @@ fn widening(value: &Value, dir: &Path, at: &str, warn: Warn<'_>) -> Widening {
                 ),
             },
             "env" => widening.env = names(value, &here, warn),
-            other => warn(here, format!("unknown key `{other}`; ignored")),
+            other => warn(
+                here,
+                format!(
+                    "{}; ignored",
+                    suggest::unknown_key(other, &["writable", "network", "env"])
+                ),
+            ),
         }
     }
     widening
@@ -304,6 +331,13 @@ impl From<NetworkChoice> for tollgate_handlers::command::Network {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_suggested_source_names_are_the_sources() {
+        for name in SOURCES {
+            assert_eq!(source(name).map(HookSource::as_str), Some(name));
+        }
+    }
 
     fn parse(value: Value) -> (SandboxSettings, Vec<(String, String)>) {
         let mut warnings = Vec::new();

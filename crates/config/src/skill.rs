@@ -10,7 +10,7 @@ use crate::error::{ConfigError, Result};
 use crate::hooks_map::{self, Origin};
 use crate::spec::HookSpec;
 use crate::warning::Warning;
-use crate::{read, yaml};
+use crate::{read, suggest, yaml};
 
 /// One skill's hooks, as declared in its SKILL.md frontmatter.
 #[derive(Debug, Clone)]
@@ -73,12 +73,13 @@ impl Skill {
             name_prefix: &prefix,
             admin: false,
         };
-        if let Some(hooks) = value.get("hooks") {
-            hooks_map::parse(&origin, hooks, &mut skill.hooks, &mut skill.warnings);
+        match value.get("hooks") {
+            Some(hooks) => hooks_map::parse(&origin, hooks, &mut skill.hooks, &mut skill.warnings),
+            None => skill.warnings.extend(misspelt_hooks(&value, &skill.path)),
         }
         // A skill cannot open the sandbox or the network of its own hooks: say so rather than
         // let an author believe it did.
-        for key in ["sandbox", "network", "standalone"] {
+        for key in crate::ADMIN_ONLY_KEYS {
             if value.get(key).is_some() {
                 skill.warnings.push(Warning::new(
                     &skill.path,
@@ -89,6 +90,22 @@ impl Skill {
         }
         Ok(skill)
     }
+}
+
+/// A frontmatter may hold any key a skill format defines, but one close to `hooks` (`hook:`,
+/// `Hooks:`) is almost surely meant to declare hooks, which would silently not exist.
+fn misspelt_hooks(front: &Value, file: &str) -> Option<Warning> {
+    let key = front
+        .as_object()?
+        .keys()
+        .find(|k| suggest::closest(k, &["hooks"]).is_some())?;
+    Some(Warning::new(
+        file,
+        key.as_str(),
+        format!(
+            "`{key}` is not read by tollgate (did you mean `hooks`?); no hooks are loaded from it"
+        ),
+    ))
 }
 
 /// The frontmatter text: `None` without an opening `---` line, `Some(Err(()))` when it is

@@ -4,8 +4,10 @@
 //! (a symlink to `~/.ssh/id_rsa`, `/etc/shadow`), and serde-saphyr's own messages show the
 //! offending lines as a snippet and some name the key or value they choke on. An error here is
 //! `REASON at line L, column C`, where REASON is the parser's fixed description of the problem
-//! (`mapping values are not allowed in this context`, `duplicate mapping key`, an alias budget
-//! exceeded, …) or `invalid YAML` when the library's text could carry the document's.
+//! (`mapping values are not allowed in this context`, an alias budget exceeded, …), `duplicate
+//! key `tools`` (the key named only when it is a word of tollgate's own formats), or
+//! `invalid YAML` when the library's text could carry the document's. None of the library's
+//! advice (which names its own option types) is passed on.
 
 use std::borrow::Cow;
 
@@ -95,11 +97,68 @@ impl MessageFormatter for ContentFree {
             | Error::AliasReplayStackDepthExceeded { .. } => {
                 DefaultMessageFormatter.format_message(err)
             }
-            Error::DuplicateMappingKey { .. } => Cow::Borrowed("duplicate mapping key"),
+            Error::DuplicateMappingKey { key: Some(key), .. } if nameable(key) => {
+                Cow::Owned(format!("duplicate key `{key}`"))
+            }
+            Error::DuplicateMappingKey { .. } => Cow::Borrowed("duplicate key"),
             Error::MultipleDocuments { .. } => Cow::Borrowed("more than one YAML document"),
             _ => Cow::Borrowed("invalid YAML"),
         }
     }
+}
+
+/// Keys of tollgate's formats besides hook entries' and event names: hook and agent files,
+/// SKILL.md, agent config, sandbox settings, Claude Code's hook shape, hook sources.
+const FORMAT_KEYS: [&str; 38] = [
+    "hooks",
+    "network",
+    "standalone",
+    "sandbox",
+    "allow_cidrs",
+    "hidden",
+    "sources",
+    "shell_tool",
+    "writable",
+    "env",
+    "matcher",
+    "type",
+    "class_hooks",
+    "require_confirmation_for_all",
+    "confirmation_tools",
+    "model_config_json",
+    "description",
+    "api_key_env",
+    "system_prompt",
+    "max_turns",
+    "workspace",
+    "database",
+    "seed",
+    "bash_timeout_seconds",
+    "metadata",
+    "skills",
+    "subagents",
+    "file",
+    "timeout_seconds",
+    "skill",
+    "plugin",
+    "user_config",
+    "admin_config",
+    "agent_config",
+    "builtin",
+    "license",
+    "version",
+    "allowed-tools",
+];
+
+/// Whether an error may name `key`: only words of tollgate's own formats (see [`FORMAT_KEYS`],
+/// hook entry keys and event names). Any other key may belong to a file that is not config at
+/// all (an `/etc/shadow` line reads as a YAML key).
+fn nameable(key: &str) -> bool {
+    FORMAT_KEYS.contains(&key)
+        || crate::entry::ALL_KEYS.contains(&key)
+        || key
+            .parse::<tollgate_protocol::Event>()
+            .is_ok_and(|event| !matches!(event, tollgate_protocol::Event::Custom(_)))
 }
 
 /// A JSON value read from YAML without failing on what YAML allows and JSON does not, so that

@@ -29,6 +29,7 @@ pub mod event;
 pub mod outcome;
 pub mod payload;
 pub mod schema;
+pub mod tools;
 pub mod wire;
 
 pub use error::ProtocolError;

@@ -234,6 +234,26 @@ fn recognised(value: &Value) -> Result<(), String> {
     }
 }
 
+/// `network` and `standalone` are admin hook file keys: say so rather than "unknown field".
+/// (`sandbox` is an agent file key too, for the shell tool; its `off` is refused where parsed.)
+fn admin_only(value: &Value) -> Result<(), String> {
+    let key = tollgate_config::ADMIN_ONLY_KEYS
+        .into_iter()
+        .find(|key| *key != "sandbox" && value.get(key).is_some());
+    match key {
+        Some(key) => Err(format!(
+            "{key}: `{key}` is honoured in admin hook files only (pass one with --admin); an \
+             agent file cannot set it{}",
+            if key == "network" {
+                " (the shell tool's network is `sandbox: {network: true}`)"
+            } else {
+                ""
+            }
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Keys of `model_config_json` other than `hooks`: a near miss of `hooks` is an error (a
 /// misspelt key must not quietly leave the agent without its policy); anything else is the
 /// model's own configuration, which tollgate does not use, and is ignored with a warning.
@@ -306,6 +326,7 @@ impl AgentDef {
         // The YAML reader also reads JSON, and refuses duplicate keys in both.
         let value = tollgate_config::yaml::parse(&text).map_err(&invalid)?;
         recognised(&value).map_err(&invalid)?;
+        admin_only(&value).map_err(&invalid)?;
         let wire: AgentFileWire = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
             let at = e.path().to_string();
             let message = without_values(&e.inner().to_string());
@@ -602,6 +623,47 @@ mod tests {
         assert_eq!(json.config.confirmation_tools, ["sql_*"]);
         let ok = load("name: a\nmodel: scripted:s.jsonl\nmodel_config_json: {hooks: {require_confirmation_for_all: true}}\n").unwrap();
         assert!(ok.config.require_confirmation_for_all);
+    }
+
+    #[test]
+    fn admin_only_keys_are_refused_saying_why() {
+        for key in ["network", "standalone"] {
+            let err = load(&format!("name: a\n{key}: true\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!(
+                    "{key}: `{key}` is honoured in admin hook files only (pass one with --admin)"
+                )),
+                "{err}"
+            );
+        }
+        // The agent's `sandbox` is its shell tool's; turning it off is an admin's.
+        let err = load("name: a\nsandbox: off\n").unwrap_err().to_string();
+        assert!(err.contains("only an admin file"), "{err}");
+    }
+
+    #[test]
+    fn admin_only_keys_in_an_agents_hook_file_are_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("hooks.yaml"),
+            "standalone: true\nnetwork: {allow_cidrs: [127.0.0.0/8]}\nhooks: {}\n",
+        )
+        .unwrap();
+        let path = dir.path().join("agent.yaml");
+        std::fs::write(&path, "name: a\nhooks: [hooks.yaml]\n").unwrap();
+        let agent = AgentDef::load(&path).unwrap();
+        let warned: Vec<&str> = agent.warnings.iter().map(|w| w.entry.as_str()).collect();
+        assert_eq!(warned, ["network", "standalone"]);
+        assert!(
+            agent.warnings[0]
+                .message
+                .contains("honoured in admin hook files only"),
+            "{:?}",
+            agent.warnings
+        );
+        assert!(!agent.hook_files[0].standalone);
     }
 
     #[test]

@@ -107,3 +107,22 @@ pub fn observation_text(result: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Configuration checks name the runtime's tools from tollgate-protocol, which cannot
+    /// depend on this crate: the two lists must not drift apart.
+    #[test]
+    fn the_builtin_tools_are_the_protocols_runtime_tools() {
+        assert_eq!(BUILTIN_TOOLS, tollgate_protocol::tools::RUNTIME_TOOLS);
+        let bash = BashTool::new(ShellContainment::Off);
+        for name in BUILTIN_TOOLS {
+            match builtin(name, &bash) {
+                Some(tool) => assert_eq!(tool.spec().name, name),
+                None => assert_eq!(name, CALL_AGENT_TOOL),
+            }
+        }
+    }
+}

@@ -6,12 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tollgate_config::{Assembler, Policy, Warning};
+use tollgate_config::{Assembler, Warning, unmatched_tools};
 use tollgate_core::ToolMatcher;
-use tollgate_handlers::ClassTable;
 use tollgate_runtime::{AgentDef, ModelSpec};
 
-use super::{FileReport, HookReport, WarningReport, with_verdict};
+use super::{Context, FileReport, HookReport, WarningReport, with_verdict};
 
 /// What the agent is, beside its hooks.
 #[derive(Debug, Serialize)]
@@ -83,7 +82,7 @@ pub(super) fn is_agent_file(path: &Path) -> bool {
 }
 
 /// Reports the agent file at `path` and then, once each, the files of its sub-agents.
-pub(super) fn reports(path: &Path, classes: &ClassTable, policy: &Policy) -> Vec<FileReport> {
+pub(super) fn reports(path: &Path, context: &Context) -> Vec<FileReport> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut pending = vec![path.to_owned()];
     let mut files = Vec::new();
@@ -102,7 +101,7 @@ pub(super) fn reports(path: &Path, classes: &ClassTable, policy: &Policy) -> Vec
                     .collect();
                 subagents.reverse();
                 pending.extend(subagents);
-                report(&path, &def, classes, policy)
+                report(&path, &def, context)
             }
             Err(error) => FileReport {
                 path: path.display().to_string(),
@@ -117,9 +116,17 @@ pub(super) fn reports(path: &Path, classes: &ClassTable, policy: &Policy) -> Vec
     files
 }
 
-fn report(path: &Path, def: &AgentDef, classes: &ClassTable, policy: &Policy) -> FileReport {
+fn report(path: &Path, def: &AgentDef, context: &Context) -> FileReport {
+    let (classes, policy) = (&context.classes, &context.policy);
     let mut errors = Vec::new();
     let mut warnings: Vec<Warning> = def.warnings.clone();
+    for file in &def.hook_files {
+        warnings.extend(unmatched_tools(&file.hooks, &context.tools));
+    }
+    for name in def.skills.names() {
+        let hooks = def.skills.hooks_for(&[name.to_owned()]);
+        warnings.extend(unmatched_tools(&hooks, &context.tools));
+    }
     let mut own = Assembler::new(classes, policy.clone());
     if let Err(error) = own.add_agent(&def.config) {
         errors.push(error.to_string());

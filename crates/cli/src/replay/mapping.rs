@@ -302,4 +302,18 @@ mod tests {
             None
         );
     }
+
+    /// `tollgate check` names Claude Code tools' counterparts from tollgate-protocol's table:
+    /// it must say what this mapping does.
+    #[test]
+    fn the_mapping_is_the_protocols_claude_code_table() {
+        let input = json!({
+            "command": "ls", "file_path": "/a", "content": "c", "old_string": "o",
+            "new_string": "n", "edits": [{"old_string": "o", "new_string": "n"}], "prompt": "p",
+        });
+        for (claude, ours) in tollgate_protocol::tools::CLAUDE_CODE_TOOLS {
+            let (name, _) = tollgate(claude, input.clone());
+            assert_eq!(name, ours.unwrap_or(claude), "{claude}");
+        }
+    }
 }

@@ -57,7 +57,16 @@ fn a_skill_shows_its_hooks_and_warnings() {
         .iter()
         .map(|w| w["entry"].as_str().unwrap())
         .collect();
-    assert_eq!(entries, ["hooks.OnToolUse", "hooks.PreToolUse[1].tools"]);
+    assert_eq!(
+        entries,
+        [
+            "hooks.OnToolUse",
+            "hooks.PreToolUse[1].tools",
+            // Claude Code's `Bash|Write` matches none of the runtime's tools.
+            "hooks.PostToolUse[0].matcher",
+            "hooks.PostToolUse[0].matcher"
+        ]
+    );
 }
 
 #[test]
@@ -397,4 +406,152 @@ fn the_grant_check_suggests_pastes_into_an_admin_file_as_is() {
         "{json:#}"
     );
     assert_eq!(granted["writes"][0]["access"], "writable", "{json:#}");
+}
+
+#[test]
+fn strict_fails_on_any_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.yaml");
+    std::fs::write(
+        &clean,
+        "hooks:\n  PreToolUse:\n    - script: 'true'\n      tools: bash_code_execute_tool\n",
+    )
+    .unwrap();
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(
+        &typo,
+        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tool: bash_*\n",
+    )
+    .unwrap();
+    let (clean, typo) = (clean.display().to_string(), typo.display().to_string());
+    // Without --strict a warning passes; with it, only a file without warnings does.
+    assert_eq!(check(&[&typo]).0, 0);
+    let (code, out) = check(&["--strict", &typo]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("1 warning(s); --strict fails on warnings"),
+        "{out}"
+    );
+    let (code, out) = check(&["--strict", &clean]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(check_json(&["--strict", &typo]).0, 1);
+}
+
+#[test]
+fn strict_counts_a_write_the_sandbox_keeps_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &hooks,
+        "hooks:\n  PreToolUse:\n    - script: echo x >> /var/log/tollgate/audit.log\n",
+    )
+    .unwrap();
+    let hooks = hooks.display().to_string();
+    let (code, json) = check_json(&["--strict", &hooks]);
+    assert!(json["files"][0]["warnings"].as_array().unwrap().is_empty());
+    assert_eq!(
+        json["files"][0]["hooks"][0]["writes"][0]["access"],
+        "read_only"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn tools_that_match_no_runtime_tool_are_warned_about_unless_named_with_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("SKILL.md");
+    std::fs::write(
+        &skill,
+        "---\nname: guard\nhooks:\n  PreToolUse:\n    - script: 'true'\n      tools: Bash\n    - script: 'true'\n      tools: ['Bash(rm *)']\n    - script: 'true'\n      tools: [deploy, 'mcp__github__*']\n---\n",
+    )
+    .unwrap();
+    let skill = skill.display().to_string();
+    let (code, out) = check(&[&skill]);
+    assert_eq!(code, 0, "{out}");
+    // Still loaded: a warning, not an error.
+    assert_eq!(out.matches("pre_tool_use skill:guard/").count(), 3, "{out}");
+    assert!(
+        out.contains(
+            "warning: hooks.PreToolUse[0].tools: `Bash` matches none of this runtime's tools \
+             (bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent); \
+             Claude Code's `Bash` is `bash_code_execute_tool` here"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("hooks.PreToolUse[1].tools: `Bash(rm *)` matches none")
+            && out.contains("`tools` matches tool names only, never arguments"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hooks.PreToolUse[2].tools: `deploy` matches none"),
+        "{out}"
+    );
+    let (code, json) = check_json(&["--strict", "--tool", "deploy", &skill]);
+    assert_eq!(code, 1);
+    let entries: Vec<&str> = json["files"][0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["entry"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        entries,
+        ["hooks.PreToolUse[0].tools", "hooks.PreToolUse[1].tools"]
+    );
+}
+
+#[test]
+fn unknown_keys_suggest_the_key_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &hooks,
+        "hooks:\n  PreToolUse:\n    - script: ./guard.sh\n      tool: bash_*\n    - script: ./b.sh\n      failure-mode: fail_closed\n    - script: ./c.sh\n      failure_mode: fail-closed\n",
+    )
+    .unwrap();
+    let (code, out) = check(&["--strict", &hooks.display().to_string()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no hooks"), "{out}");
+    for expected in [
+        "hooks.PreToolUse[0].tool: unknown key `tool` (did you mean `tools`?); the hook is skipped",
+        "hooks.PreToolUse[1].failure-mode: unknown key `failure-mode` (did you mean `failure_mode`?)",
+        "hooks.PreToolUse[2].failure_mode: unknown failure mode `fail-closed` (did you mean `fail_closed`?)",
+    ] {
+        assert!(out.contains(expected), "{expected}\n{out}");
+    }
+}
+
+#[test]
+fn yaml_errors_name_the_files_line_and_a_duplicate_key_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let duplicate = dir.path().join("dup").join("SKILL.md");
+    let syntax = dir.path().join("syntax").join("SKILL.md");
+    for path in [&duplicate, &syntax] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    }
+    std::fs::write(
+        &duplicate,
+        "---\nname: deploy\nhooks:\n  PreToolUse:\n    - script: a\n      tools: bash_*\n      tools: '*'\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &syntax,
+        "---\nname: deploy\ndescription: x\nhooks:\n  PreToolUse:\n    - script: a\n   tools: x\n---\n",
+    )
+    .unwrap();
+    let (duplicate, syntax) = (
+        duplicate.display().to_string(),
+        syntax.display().to_string(),
+    );
+    let (code, out) = check(&[&duplicate, &syntax]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(&format!(
+            "error: {duplicate}: invalid YAML: duplicate key `tools` at line 7, column 7\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("DuplicateKeyPolicy"), "{out}");
+    assert!(out.contains("at line 7, column 4"), "{out}");
 }

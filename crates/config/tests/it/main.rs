@@ -2,11 +2,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod admin_only;
 mod agent;
+mod hints;
 mod hook_file;
 mod paths;
 mod sandbox;
 mod skill;
+mod tools;
 mod yaml;
 
 use std::path::Path;

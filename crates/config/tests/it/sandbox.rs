@@ -160,7 +160,7 @@ fn a_skill_cannot_open_its_own_sandbox() {
     );
     assert_eq!(s.hooks.len(), 1);
     insta::assert_snapshot!(lines(&s.warnings), @r"
-    sandbox: `sandbox` is honoured in admin hook files only; ignored in a SKILL.md
     network: `network` is honoured in admin hook files only; ignored in a SKILL.md
+    sandbox: `sandbox` is honoured in admin hook files only; ignored in a SKILL.md
     ");
 }

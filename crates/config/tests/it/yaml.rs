@@ -113,7 +113,8 @@ fn syntax_errors_give_the_line_and_column_of_the_file() {
     assert!(err.to_string().contains("at line 3, column 8"), "{err}");
     let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[4], Trust::User).unwrap_err();
     assert!(
-        err.to_string().contains("duplicate mapping key at line 2"),
+        err.to_string()
+            .ends_with("invalid YAML: duplicate key at line 2, column 1"),
         "{err}"
     );
 }
@@ -123,8 +124,60 @@ fn a_mapping_without_a_hook_file_key_is_not_a_hook_file() {
     let err = HookFile::parse(Path::new("h.yaml"), NOT_CONFIG[1], Trust::User).unwrap_err();
     assert!(err.to_string().contains("not a hook file"), "{err}");
     // One known key makes it a hook file; its other keys are named in warnings.
-    let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nhookz: 1\n", Trust::User).unwrap();
-    assert_eq!(file.warnings[0].message, "unknown key `hookz`; ignored");
+    let file = HookFile::parse(Path::new("h.yaml"), "hooks: {}\nextra: 1\n", Trust::User).unwrap();
+    assert_eq!(file.warnings[0].message, "unknown key `extra`; ignored");
     assert!(HookFile::parse(Path::new("h.yaml"), "{}", Trust::User).is_ok());
     assert!(HookFile::parse(Path::new("a.yaml"), "sandbox: off\n", Trust::Admin).is_ok());
+}
+
+#[test]
+fn duplicate_keys_name_a_key_of_the_format_and_nothing_of_the_library() {
+    let text = "---\nname: deploy\nhooks:\n  PreToolUse:\n    - script: a\n      tools: bash\n      tools: '*'\n---\n";
+    let err = Skill::parse(Path::new("SKILL.md"), text).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "SKILL.md: invalid YAML: duplicate key `tools` at line 7, column 7"
+    );
+    let text = "hooks: {}\nstandalone: true\nstandalone: false\n";
+    let err = HookFile::parse(Path::new("a.yaml"), text, Trust::Admin).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a.yaml: invalid YAML: duplicate key `standalone` at line 3, column 1"
+    );
+    let text = "hooks:\n  PreToolUse: []\n  PreToolUse: []\n";
+    let err = HookFile::parse(Path::new("h.yaml"), text, Trust::User).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("duplicate key `PreToolUse` at line 3"),
+        "{err}"
+    );
+    for text in ["hooks: {}\nx: 1\nx: 2\n", "hooks: {}\ntools: 1\ntools: 2\n"] {
+        let err = HookFile::parse(Path::new("h.yaml"), text, Trust::User)
+            .unwrap_err()
+            .to_string();
+        for library_words in ["DuplicateKeyPolicy", "Options", "allow", "set "] {
+            assert!(!err.contains(library_words), "{err}");
+        }
+    }
+}
+
+#[test]
+fn skill_syntax_errors_are_on_the_files_lines() {
+    // Line 1 is the opening `---`; the unclosed flow sequence is on line 6 of the file.
+    let text = "---\nname: deploy\ndescription: x\nhooks:\n  PreToolUse:\n    - {script: a, tools: [bash\n---\n# Deploy\n";
+    let err = Skill::parse(Path::new("SKILL.md"), text)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at line 6, column"), "{err}");
+    // A bad indent on line 7.
+    let text = "---\nname: deploy\ndescription: x\nhooks:\n  PreToolUse:\n    - script: a\n   tools: x\n---\n";
+    let err = Skill::parse(Path::new("SKILL.md"), text)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at line 7, column 4"), "{err}");
+    // The same text as a hook file (no `---` line before it) is a line earlier.
+    let err = HookFile::parse(Path::new("h.yaml"), &text[4..], Trust::User)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at line 6, column 4"), "{err}");
 }
