@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tollgate_config::{HookFile, Skill, Trust};
+use tollgate_config::{HookFile, KnownTools, Skill, Trust, Warning, unmatched_tools};
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::text::escape_controls;
@@ -106,14 +106,21 @@ impl HookSources {
     }
 }
 
-/// Loads admin hook files.
+/// Loads admin hook files, with a warning for each `tools` pattern that matches none of the
+/// runtime's tools.
 ///
 /// # Errors
 /// A message naming the file when one cannot be read or parsed.
 pub fn load_admin(paths: &[PathBuf]) -> Result<Vec<HookFile>, String> {
+    let known = KnownTools::runtime();
     paths
         .iter()
-        .map(|p| HookFile::load(p, Trust::Admin).map_err(|e| e.to_string()))
+        .map(|p| {
+            let mut file = HookFile::load(p, Trust::Admin).map_err(|e| e.to_string())?;
+            let unmatched = unmatched_tools(&file.hooks, &known);
+            file.warnings.extend(unmatched);
+            Ok(file)
+        })
         .collect()
 }
 
@@ -142,6 +149,17 @@ pub fn agent_for_run(
             selected.push(name);
         }
     }
+    // `tools: Bash` (Claude Code's name) would never run here: say so in every command that
+    // builds a run, not only in `check`.
+    let known = KnownTools::runtime();
+    let all_skills: Vec<String> = def.skills.names().into_iter().map(str::to_owned).collect();
+    let mut unmatched: Vec<Warning> = def
+        .hook_files
+        .iter()
+        .flat_map(|file| unmatched_tools(&file.hooks, &known))
+        .collect();
+    unmatched.extend(unmatched_tools(&def.skills.hooks_for(&all_skills), &known));
+    def.warnings.extend(unmatched);
     Ok((def, selected))
 }
 

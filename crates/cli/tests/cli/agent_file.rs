@@ -265,3 +265,34 @@ fn a_seed_style_agent_config_without_a_name_is_an_agent_file() {
         "model_config_json.temperature"
     );
 }
+
+#[test]
+fn run_and_dispatch_warn_about_a_claude_code_tool_name_in_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - tools: Bash\n      script: exit 2\n",
+    )
+    .unwrap();
+    let payload = json!({"tool_name": "bash_code_execute_tool", "tool_input": {"command": "ls"}});
+    let dispatched = tollgate(
+        &[
+            "dispatch",
+            "--hooks",
+            "hooks.yaml",
+            "--event",
+            "pre_tool_use",
+            "--payload",
+            &payload.to_string(),
+        ],
+        dir.path(),
+    );
+    let ran = tollgate(&["run", "--hooks", "hooks.yaml", "ls"], dir.path());
+    for (command, output) in [("dispatch", &dispatched), ("run", &ran)] {
+        let said = format!("{}{}", stdout(output), stderr(output));
+        assert!(
+            said.contains("`Bash`") && said.contains("bash_code_execute_tool"),
+            "{command}: {said}"
+        );
+    }
+}
