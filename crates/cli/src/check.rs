@@ -50,6 +50,7 @@ use tollgate_handlers::ClassTable;
 use tollgate_handlers::command::profile_for;
 use tollgate_handlers::text::{escape_controls, escape_controls_json};
 use tollgate_protocol::HookSource;
+use tollgate_runtime::ConfigShape;
 
 mod agent;
 mod writes;
@@ -203,9 +204,15 @@ fn load(path: &Path) -> Result<Loaded, ConfigError> {
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or_default();
+    let skill_dir = path.join("SKILL.md");
+    if path.is_dir() && skill_dir.is_file() {
+        return Skill::load(&skill_dir).map(Loaded::Skill);
+    }
+    let hook_shaped = || tollgate_runtime::config_shape_of(path) == ConfigShape::HookFile;
     match ext {
         "md" => Skill::load(path).map(Loaded::Skill),
         "yaml" | "yml" | "json" => HookFile::load(path, Trust::User).map(Loaded::Hooks),
+        _ if hook_shaped() => HookFile::load(path, Trust::User).map(Loaded::Hooks),
         _ => Err(ConfigError::UnknownKind {
             path: path.display().to_string(),
         }),

@@ -18,7 +18,7 @@ use tollgate_config::{HookFile, KnownTools, Skill, Trust, Warning, unmatched_too
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::text::escape_controls;
-use tollgate_runtime::{AgentDef, RuntimeGate, assemble};
+use tollgate_runtime::{AgentDef, ConfigShape, RuntimeGate, assemble, config_shape_of};
 
 /// The hook sources of a run, as command-line flags.
 #[derive(Debug, Args)]
@@ -139,6 +139,32 @@ pub fn agent_for_run(
         None => AgentDef::default_agent(),
     };
     for path in hooks {
+        if config_shape_of(path) == ConfigShape::Agent {
+            return Err((
+                2,
+                format!(
+                    "--hooks {}: this is an agent file, not a hook file; pass it with --agent",
+                    path.display()
+                ),
+            ));
+        }
+        if let Some(twice) = def
+            .hook_files
+            .iter()
+            .find(|f| same_file(Path::new(&f.path), path))
+        {
+            let message = format!(
+                "{} is already a hook file of this run ({}); its hooks load once",
+                path.display(),
+                twice.path
+            );
+            def.warnings.push(Warning::new(
+                &path.display().to_string(),
+                "--hooks",
+                message,
+            ));
+            continue;
+        }
         let file = HookFile::load(path, Trust::User).map_err(|e| (1, e.to_string()))?;
         def.add_hook_file(file);
     }
@@ -163,6 +189,15 @@ pub fn agent_for_run(
     Ok((def, selected))
 }
 
+/// Whether `a` and `b` name the same file (after resolving links), or the same path when either
+/// cannot be resolved.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// `--skill ARG`: the agent's skill named `ARG`, else the SKILL.md at `ARG` (a file, or a folder
 /// holding one), added to the agent.
 fn select_skill(def: &mut AgentDef, arg: &str) -> Result<String, (u8, String)> {
@@ -176,6 +211,15 @@ fn select_skill(def: &mut AgentDef, arg: &str) -> Result<String, (u8, String)> {
         path.to_owned()
     };
     if file.is_file() {
+        // A skill the agent already has, named by its path: select it, do not add it twice.
+        let known = def.skills.names().into_iter().find(|name| {
+            def.skills
+                .get(name)
+                .is_some_and(|s| same_file(Path::new(&s.path), &file))
+        });
+        if let Some(name) = known {
+            return Ok(name.to_owned());
+        }
         let skill = Skill::load(&file).map_err(|e| (1, e.to_string()))?;
         return Ok(def.add_skill(skill));
     }

@@ -102,6 +102,22 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let console = Arc::new(Console::new());
     let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer::new(Arc::clone(&console)))];
     if let Some(path) = &args.trace {
+        let config = std::iter::once(agent.path.as_str())
+            .chain(agent.hook_files.iter().map(|f| f.path.as_str()))
+            .chain(agent.skills.paths())
+            .chain(admin.iter().map(|f| f.path.as_str()));
+        if let Some(file) = config
+            .into_iter()
+            .find(|c| crate::registry::same_file(std::path::Path::new(c), path))
+        {
+            return Ok(fail(
+                2,
+                &format!(
+                    "--trace {}: that is {file}, a configuration file of this run; the trace would overwrite it",
+                    path.display()
+                ),
+            ));
+        }
         match JsonlFile::create(path) {
             Ok(file) => sinks.push(Arc::new(file)),
             Err(e) => {

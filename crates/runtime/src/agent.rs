@@ -216,21 +216,92 @@ pub struct AgentDef {
     pub sandbox: ShellSandbox,
 }
 
-/// An agent file is a mapping with a `name` or a `model_config_json` (an agent config as stored
-/// in a database row: its name then comes from the file name). Anything else is refused without
-/// showing any of it: the path may reach any file (`~/.ssh/id_rsa`, `/etc/shadow`, whose lines
-/// read as YAML keys), and serde's errors would name its keys.
+/// The top-level keys of an agent file.
+const AGENT_KEYS: [&str; 18] = [
+    "name",
+    "description",
+    "model",
+    "base_url",
+    "api_key_env",
+    "system_prompt",
+    "tools",
+    "max_turns",
+    "workspace",
+    "database",
+    "seed",
+    "bash_timeout_seconds",
+    "metadata",
+    "hooks",
+    "skills",
+    "subagents",
+    "sandbox",
+    "model_config_json",
+];
+
+/// Which of tollgate's YAML/JSON configuration files a parsed document looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigShape {
+    /// An agent file: a mapping with a key only agent files have (`name`, `model`, `tools`,
+    /// `model_config_json`, …), whose `hooks` (if any) is a list of files.
+    Agent,
+    /// A hook file: a mapping whose `hooks` maps events to hooks, or with only hook-file keys.
+    HookFile,
+    /// Neither (not a mapping, or none of either's keys).
+    Neither,
+}
+
+/// The shape of a parsed configuration document: how `tollgate check` tells an agent file from
+/// a hook file, and how `--hooks` and `--agent` notice they were given the other kind.
+pub fn config_shape(value: &Value) -> ConfigShape {
+    let Value::Object(map) = value else {
+        return ConfigShape::Neither;
+    };
+    if map.get("hooks").is_some_and(Value::is_object) {
+        return ConfigShape::HookFile;
+    }
+    let hook_file_keys = ["hooks", "network", "standalone", "sandbox"];
+    if map
+        .keys()
+        .any(|k| AGENT_KEYS.contains(&k.as_str()) && !hook_file_keys.contains(&k.as_str()))
+    {
+        return ConfigShape::Agent;
+    }
+    if !map.is_empty() && map.keys().all(|k| hook_file_keys.contains(&k.as_str())) {
+        return ConfigShape::HookFile;
+    }
+    ConfigShape::Neither
+}
+
+/// [`config_shape`] of the file at `path`; [`ConfigShape::Neither`] when it cannot be read or
+/// parsed (its loader then says why).
+pub fn config_shape_of(path: &Path) -> ConfigShape {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| tollgate_config::yaml::parse(&text).ok())
+        .map_or(ConfigShape::Neither, |value| config_shape(&value))
+}
+
+/// An agent file has the [`ConfigShape::Agent`] shape (without `name`, as an agent row exported
+/// from a database, it is named after the file). Anything else is refused without showing any
+/// of it: the path may reach any file (`~/.ssh/id_rsa`, `/etc/shadow`, whose lines read as YAML
+/// keys), and serde's errors would name its keys.
 fn recognised(value: &Value) -> Result<(), String> {
-    match value {
-        Value::Object(map) if map.contains_key("name") || map.contains_key("model_config_json") => {
-            Ok(())
-        }
-        Value::Object(map) => Err(format!(
-            "not an agent file: no `name` among its {} top-level keys (the keys are not shown: \
-             the file may be anything)",
+    match (config_shape(value), value) {
+        (ConfigShape::Agent, _) => Ok(()),
+        (ConfigShape::HookFile, _) => Err(
+            "not an agent file: it is a hook file (its `hooks` maps events to hooks); pass it \
+             with --hooks"
+                .into(),
+        ),
+        (ConfigShape::Neither, Value::Object(map)) => Err(format!(
+            "not an agent file: none of an agent file's keys (`name`, `model`, `tools`, \
+             `model_config_json`, …) among its {} top-level keys (the keys are not shown: the \
+             file may be anything)",
             map.len()
         )),
-        _ => Err("not an agent file: the top level is not a mapping".into()),
+        (ConfigShape::Neither, _) => {
+            Err("not an agent file: the top level is not a mapping".into())
+        }
     }
 }
 
@@ -269,8 +340,13 @@ fn model_config_keys(value: &Value, file: &str) -> Result<Vec<Warning>, String> 
     };
     let mut warnings = Vec::new();
     for key in model.keys().filter(|k| *k != "hooks") {
-        let folded = key.to_lowercase().replace(['-', ' '], "_");
-        if folded.contains("hook") {
+        // A near miss of `hooks` (`hook`, `Hooks`, `hoks`, `_hooks`); `webhook_url` is not one.
+        let folded: String = key
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_lowercase();
+        if strsim::levenshtein(&folded, "hooks") <= 1 {
             return Err(format!(
                 "model_config_json.{key}: unknown key; did you mean `hooks`? (the agent's hooks \
                  are read from `model_config_json.hooks` only)"
@@ -398,6 +474,12 @@ impl AgentDef {
             .transpose()?;
         let mut hook_files = Vec::new();
         for (i, hooks) in wire.hooks.iter().enumerate() {
+            if config_shape_of(&dir.join(hooks)) == ConfigShape::Agent {
+                return Err(invalid(format!(
+                    "hooks[{i}]: {hooks} is an agent file, not a hook file (sub-agents go under \
+                     `subagents`)"
+                )));
+            }
             let loaded = HookFile::load(&dir.join(hooks), Trust::User)
                 .map_err(|e| invalid(format!("hooks[{i}]: {e}")))?;
             warnings.extend(loaded.warnings.iter().cloned());
@@ -405,8 +487,12 @@ impl AgentDef {
         }
         let mut skills = Vec::new();
         for (i, skill) in wire.skills.iter().enumerate() {
-            let loaded =
-                Skill::load(&dir.join(skill)).map_err(|e| invalid(format!("skills[{i}]: {e}")))?;
+            // A skill is its SKILL.md, or the folder holding one.
+            let mut file = dir.join(skill);
+            if file.is_dir() {
+                file.push("SKILL.md");
+            }
+            let loaded = Skill::load(&file).map_err(|e| invalid(format!("skills[{i}]: {e}")))?;
             warnings.extend(loaded.warnings.iter().cloned());
             skills.push(loaded);
         }
@@ -551,6 +637,7 @@ mod tests {
         // own settings beside `hooks`.
         let text = serde_json::json!({"model_config_json": serde_json::json!({
             "temperature": 0.2,
+            "webhook_url": "https://example.com/h",
             "hooks": {"class_hooks": [{"class": "ReadOnlyGuard"}], "require_confirmation_for_all": true}
         }).to_string()});
         std::fs::write(&path, text.to_string()).unwrap();
@@ -559,11 +646,40 @@ mod tests {
         assert_eq!(def.config.class_hooks[0].class, "ReadOnlyGuard");
         assert!(def.config.require_confirmation_for_all);
         let warnings: Vec<&str> = def.warnings.iter().map(|w| w.entry.as_str()).collect();
-        assert_eq!(warnings, ["model_config_json.temperature"]);
+        // `webhook_url` contains "hook" but is no near miss of `hooks`: a setting, not a typo.
+        assert_eq!(
+            warnings,
+            [
+                "model_config_json.temperature",
+                "model_config_json.webhook_url"
+            ]
+        );
         let misspelt = r#"{"model_config_json": "{\"Hook\": {}}"}"#;
         std::fs::write(&path, misspelt).unwrap();
         let err = AgentDef::load(&path).unwrap_err().to_string();
         assert!(err.contains("did you mean `hooks`"), "{err}");
+    }
+
+    #[test]
+    fn agent_files_and_hook_files_are_told_apart_by_their_keys() {
+        let shape = |text: &str| config_shape(&tollgate_config::yaml::parse(text).unwrap());
+        assert_eq!(shape("name: a\n"), ConfigShape::Agent);
+        // An agent file that forgot its name is still one.
+        assert_eq!(
+            shape("model: direct\ntools: [sql_query]\nhooks: [h.yaml]\n"),
+            ConfigShape::Agent
+        );
+        assert_eq!(shape("model_config_json: {}\n"), ConfigShape::Agent);
+        // A hook file with a stray `name` is still a hook file: its `hooks` maps events.
+        assert_eq!(
+            shape("name: x\nhooks: {PreToolUse: []}\n"),
+            ConfigShape::HookFile
+        );
+        assert_eq!(shape("network: {allow_cidrs: []}\n"), ConfigShape::HookFile);
+        assert_eq!(shape("password: x\n"), ConfigShape::Neither);
+        assert_eq!(shape("[1, 2]"), ConfigShape::Neither);
+        let err = load("hooks: {PreToolUse: []}\n").unwrap_err().to_string();
+        assert!(err.contains("pass it with --hooks"), "{err}");
     }
 
     #[test]

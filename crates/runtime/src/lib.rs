@@ -28,7 +28,7 @@ pub mod session;
 pub mod tools;
 pub mod trace;
 
-pub use agent::{AgentDef, AgentError};
+pub use agent::{AgentDef, AgentError, ConfigShape, config_shape, config_shape_of};
 pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate};
 pub use model::{Model, ModelSpec};
 pub use session::{Assembly, EndStatus, RunReport, RunRequest, Services, assemble, run};

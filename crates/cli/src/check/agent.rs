@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tollgate_config::{Assembler, Warning, unmatched_tools};
 use tollgate_core::ToolMatcher;
-use tollgate_runtime::{AgentDef, ModelSpec};
+use tollgate_runtime::{AgentDef, ConfigShape, ModelSpec, config_shape_of};
 
 use super::{Context, FileReport, HookReport, WarningReport, with_verdict};
 
@@ -60,25 +60,13 @@ struct SubagentReport {
     timeout_seconds: u64,
 }
 
-/// Whether `path` (`*.yaml`, `*.yml`, `*.json`) holds an agent file rather than a hook file: a
-/// mapping with a `name` or a `model_config_json`. A file that cannot be read or parsed is not one (its own loader
-/// reports why).
+/// Whether `path` holds an agent file rather than a hook file or a skill
+/// ([`tollgate_runtime::config_shape`]), whatever its extension (`*.md` files are skills).
 pub(super) fn is_agent_file(path: &Path) -> bool {
-    let ext = path
+    let markdown = path
         .extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    if !["yaml", "yml", "json"].contains(&ext.as_str()) {
-        return false;
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return false;
-    };
-    tollgate_config::yaml::parse(&text).is_ok_and(|value| {
-        value
-            .as_object()
-            .is_some_and(|map| map.contains_key("name") || map.contains_key("model_config_json"))
-    })
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    !markdown && path.is_file() && config_shape_of(path) == ConfigShape::Agent
 }
 
 /// Reports the agent file at `path` and then, once each, the files of its sub-agents.

@@ -296,3 +296,113 @@ fn run_and_dispatch_warn_about_a_claude_code_tool_name_in_tools() {
         );
     }
 }
+
+#[test]
+fn an_agent_file_given_as_a_hook_file_and_the_reverse_are_refused_with_the_right_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hooks.yaml"), NO_RM).unwrap();
+    let agent = example("agent.yaml");
+    let as_hooks = tollgate(&["run", "--hooks", &agent, "rm -rf build"], dir.path());
+    assert_eq!(as_hooks.status.code(), Some(2));
+    assert!(
+        stderr(&as_hooks).contains("pass it with --agent"),
+        "{}",
+        stderr(&as_hooks)
+    );
+    let as_agent = tollgate(&["run", "--agent", "hooks.yaml", "ls"], dir.path());
+    assert_eq!(as_agent.status.code(), Some(1));
+    assert!(
+        stderr(&as_agent).contains("pass it with --hooks"),
+        "{}",
+        stderr(&as_agent)
+    );
+}
+
+#[test]
+fn a_hook_file_or_skill_given_twice_registers_its_hooks_once() {
+    let payload = json!({"tool_name": "bash_code_execute_tool", "tool_input": {"command": "bash deploy.sh v1"}});
+    let output = tollgate(
+        &[
+            "dispatch",
+            "--agent",
+            &example("agent.yaml"),
+            "--hooks",
+            &example("hooks.yaml"),
+            "--skill",
+            &example("skills/deploy"),
+            "--skill",
+            "deploy",
+            "--event",
+            "pre_tool_use",
+            "--payload",
+            &payload.to_string(),
+        ],
+        Path::new("/"),
+    );
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = line["hook_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["no-recursive-rm", "deploy-dry-run"],
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("its hooks load once"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_trace_path_that_is_a_config_file_is_refused_and_the_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hooks.yaml"), NO_RM).unwrap();
+    let output = tollgate(
+        &[
+            "run",
+            "--hooks",
+            "hooks.yaml",
+            "--trace",
+            "./hooks.yaml",
+            "ls",
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("configuration file"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("hooks.yaml")).unwrap(),
+        NO_RM
+    );
+}
+
+#[test]
+fn check_and_run_agree_on_an_agent_file_without_a_name_or_an_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hooks.yaml"), NO_RM).unwrap();
+    std::fs::write(
+        dir.path().join("ops-agent"),
+        "model: direct\ntools: [bash_code_execute_tool]\nhooks: [hooks.yaml]\n",
+    )
+    .unwrap();
+    let checked = tollgate(&["check", "--json", "ops-agent"], dir.path());
+    let json: Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(json["files"][0]["agent"]["name"], "ops-agent", "{json:#}");
+    assert_eq!(json["files"][0]["hooks"][0]["name"], "no-rm");
+    let ran = tollgate(&["run", "--agent", "ops-agent", "rm -rf x"], dir.path());
+    assert!(
+        stdout(&ran).contains("deny by hook `no-rm`"),
+        "{}",
+        stdout(&ran)
+    );
+}
