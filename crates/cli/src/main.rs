@@ -34,12 +34,17 @@ enum Command {
     /// Run an agent session: every tool call goes through the agent's hooks; the run streams
     /// to the terminal and, with --trace, to a JSON Lines file.
     ///
+    /// Without --agent the default agent runs (the standard tools, the `direct` model: the
+    /// prompt is the tool call), so `tollgate run --hooks FILE "rm -rf build"` tries a hook
+    /// file in a real run.
+    ///
     /// Exits 0 when the session completed, 1 when it failed (or its agent cannot be built or
     /// hit its turn limit), 2 on bad arguments, 130 when cancelled.
     Run(run::Run),
     /// List the lifecycle events: canonical name, accepted aliases, and how their hooks run.
     Events,
-    /// Print the JSON Schema of what hooks receive (payload) or may answer (outcome).
+    /// Print the JSON Schema of what hooks receive (payload), may answer (outcome), or a hook
+    /// run as written to a trace (hook-run).
     Schema {
         /// Which schema.
         #[arg(value_enum)]
@@ -51,8 +56,8 @@ enum Command {
     /// "message","span"}]}. Exits 0 when the command could be analysed (whatever the verdict),
     /// 2 on unreadable --jsonl input.
     ShellCheck(shell_check::ShellCheck),
-    /// Load SKILL.md, agent config (*.json) and hook files (*.yaml) and print the resolved
-    /// hooks and the warnings.
+    /// Load SKILL.md files, agent files and hook files (YAML or JSON) and print the resolved
+    /// hooks and the warnings; an agent file shows its gate, skills and sub-agents too.
     ///
     /// Exits 0 when every file parsed (warnings allowed), 1 otherwise; with `--strict`, 1 also
     /// on any warning (for CI). `--json` prints

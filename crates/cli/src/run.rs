@@ -41,9 +41,10 @@ pub struct Run {
     /// NAME]` selects the agent's skill NAME too.)
     #[command(flatten)]
     sources: HookSources,
-    /// The model: `scripted:FILE` (replays assistant turns) or `openai:MODEL` (an
-    /// OpenAI-compatible endpoint: TOLLGATE_MODEL_BASE_URL / OPENAI_BASE_URL, OPENAI_API_KEY).
-    /// Default: the agent file's `model`.
+    /// The model: `scripted:FILE` (replays assistant turns), `openai:MODEL` (an
+    /// OpenAI-compatible endpoint: TOLLGATE_MODEL_BASE_URL / OPENAI_BASE_URL, OPENAI_API_KEY)
+    /// or `direct` (the prompt is the tool call). Default: the agent file's `model`; without
+    /// --agent, the default agent's `direct`.
     #[arg(long, value_name = "SPEC")]
     model: Option<String>,
     /// Write the trace (JSON Lines, one object per step) to FILE.
