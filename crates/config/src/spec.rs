@@ -104,6 +104,16 @@ impl HookSpec {
 /// `.` steps. Where the current directory cannot be read, the folder as given.
 pub(crate) fn declaring_dir(file: &str) -> PathBuf {
     let parent = Path::new(file).parent().unwrap_or(Path::new(""));
+    // The real folder when it exists: `ag/../sk` must not need `ag` where the hook runs (a
+    // sandbox shows only some paths, and `..` is resolved by the kernel through each step).
+    let looked_up = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    if let Ok(real) = std::fs::canonicalize(looked_up) {
+        return real;
+    }
     let base = if parent.is_absolute() {
         PathBuf::new()
     } else {

@@ -87,7 +87,7 @@ use tollgate_core::{BoxFuture, FailureKind, Hook, HookContext, HookError};
 use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{HookKind, HookSource, Outcome};
 use tollgate_sandbox::{Launcher, SandboxError};
-use tollgate_shell::{Analysis, Profile};
+use tollgate_shell::{Analysis, Profile, Program};
 
 pub use confine::{CONFIG_DIR_ENV, Containment, MINIMAL_ENV, SCRATCH_ENV};
 pub use output::parse_output;
@@ -110,6 +110,8 @@ pub struct CommandHook {
     cwd: Option<PathBuf>,
     config_dir: Option<PathBuf>,
     /// Every program of the line was found once: runs no longer look.
+    /// The programs of the line as bash will look them up (see [`CommandHook::missing_programs`]).
+    programs: Vec<Program>,
     programs_found: AtomicBool,
 }
 
@@ -156,6 +158,16 @@ impl CommandHook {
             Some(dir) => resolve::resolve(&command, &written.programs, dir),
             None => command.clone(),
         };
+        // What bash will look up: the written programs with the rewritten names absolute (a
+        // word written as `"$HOOK_CONFIG_DIR"/…` is no static name the analyzer could list).
+        let programs: Vec<Program> = match &dir {
+            Some(dir) => written
+                .programs
+                .iter()
+                .map(|p| resolve::resolved(p, dir))
+                .collect(),
+            None => written.programs.clone(),
+        };
         let analysis = if line == command {
             written
         } else {
@@ -182,6 +194,7 @@ impl CommandHook {
             output_cap: Self::DEFAULT_OUTPUT_CAP,
             cwd: None,
             config_dir: dir,
+            programs,
             programs_found: AtomicBool::new(false),
         }
     }
@@ -277,9 +290,9 @@ impl CommandHook {
             bound: std::iter::once(cwd.as_path())
                 .chain(self.config_dir.as_deref())
                 .collect(),
-            own_search_path: programs::mentions_search_path(&self.line),
+            own_search_path: programs::sets_search_path(&self.line),
         };
-        lookup.missing(&self.analysis.programs)
+        lookup.missing(&self.programs)
     }
 
     /// Fails when a program of the line is missing; once all were found, no longer looks.

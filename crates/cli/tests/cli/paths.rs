@@ -218,3 +218,56 @@ fn run_prints_a_missing_program_and_resolves_the_agents_hook_paths() {
     let content = observation["content"].as_str().unwrap();
     assert!(content.contains("no rm -rf"), "{content}");
 }
+
+#[test]
+fn regression_a_mention_of_path_switched_the_missing_program_check_off() {
+    let dir = folder(
+        "hooks:\n  PreToolUse:\n    - failure_mode: fail_closed\n      \
+         script: 'definitely-not-installed-xyz -e . && exit 2 || exit 0 # PATH'\n",
+    );
+    let (line, stderr) = dispatch(
+        &dir.path().join("hooks.yaml"),
+        &bash("ls"),
+        Path::new("/"),
+        &[],
+    );
+    assert_eq!(line["decision"], "deny", "{line:#}");
+    assert!(stderr.contains("definitely-not-installed-xyz"), "{stderr}");
+}
+
+#[test]
+fn regression_a_missing_script_in_a_folder_with_a_space_let_a_fail_closed_guard_allow() {
+    let dir = tempfile::Builder::new()
+        .prefix("sp ace")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(
+        dir.path().join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - failure_mode: fail_closed\n      \
+         script: ./hooks/missing.sh && exit 2 || exit 0\n",
+    )
+    .unwrap();
+    let (line, stderr) = dispatch(
+        &dir.path().join("hooks.yaml"),
+        &bash("ls"),
+        Path::new("/"),
+        &[],
+    );
+    assert_eq!(line["decision"], "deny", "{line:#}");
+    assert!(stderr.contains("hooks/missing.sh"), "{stderr}");
+}
+
+#[test]
+fn regression_a_hook_folder_reached_through_dotdot_failed_in_the_sandbox() {
+    let dir = folder(
+        "hooks:\n  PreToolUse:\n    - failure_mode: fail_closed\n      script: ./hooks/guard.sh\n",
+    );
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    let through = dir.path().join("other/../hooks.yaml");
+    let (line, stderr) = dispatch(&through, &bash("rm -rf x"), Path::new("/"), &[]);
+    assert_eq!(line["decision"], "deny", "{line:#}\n{stderr}");
+    assert!(
+        line["reason"].as_str().unwrap().contains("no rm -rf"),
+        "{line:#}"
+    );
+}

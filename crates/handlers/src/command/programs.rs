@@ -33,7 +33,7 @@ pub(super) struct Lookup<'a> {
     /// Paths the sandbox binds in although they lie under its private `/tmp` (the working
     /// directory, the config folder).
     pub bound: Vec<&'a Path>,
-    /// The line mentions `PATH` (it may set its own): names are not looked up.
+    /// The line sets `PATH` itself: names are not looked up.
     pub own_search_path: bool,
 }
 
@@ -52,7 +52,8 @@ impl Lookup<'_> {
     }
 
     fn check(&self, program: &Program) -> Option<String> {
-        let name = program.name.as_str();
+        let expanded = self.expand(&program.name);
+        let name = expanded.as_str();
         let relative = !name.starts_with('/');
         if relative && program.after_cd {
             // Relative to a directory the line chose: not knowable here.
@@ -65,6 +66,27 @@ impl Lookup<'_> {
             ProgramKind::Script => self.script(name),
             _ => None,
         }
+    }
+
+    /// `name` with what bash expands in a command word before it looks the file up:
+    /// `"$HOOK_CONFIG_DIR"/…` (how a folder that needs quoting is written) and `~/…`.
+    fn expand(&self, name: &str) -> String {
+        let config = [
+            "\"$HOOK_CONFIG_DIR\"/",
+            "$HOOK_CONFIG_DIR/",
+            "${HOOK_CONFIG_DIR}/",
+        ];
+        if let Some(dir) = self.config_dir
+            && let Some(tail) = config.iter().find_map(|p| name.strip_prefix(p))
+        {
+            return dir.join(tail).display().to_string();
+        }
+        if let Some(tail) = name.strip_prefix("~/")
+            && let Some(home) = std::env::var_os("HOME")
+        {
+            return Path::new(&home).join(tail).display().to_string();
+        }
+        name.to_owned()
     }
 
     /// `name` (a path) must be a file, executable when `run` is set, that the sandbox shows.
@@ -161,13 +183,16 @@ fn executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Whether `line` mentions `PATH` as a name (`PATH=…`, `export PATH`, `$PATH`).
-pub(super) fn mentions_search_path(line: &str) -> bool {
+/// Whether `line` may set its own `PATH` (`PATH=…`, `PATH+=…`, `export PATH=…`): only then are
+/// names not looked up. A line that merely reads it (`$PATH`, `${PATH}`) or names it in a
+/// comment is looked up as usual, so a mention cannot switch the check off.
+pub(super) fn sets_search_path(line: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     line.match_indices("PATH").any(|(at, _)| {
         let before = line[..at].chars().next_back();
-        let after = line[at + 4..].chars().next();
-        !before.is_some_and(ident) && !after.is_some_and(ident)
+        let after = &line[at + 4..];
+        !before.is_some_and(|c| ident(c) || c == '$' || c == '{')
+            && (after.starts_with('=') || after.starts_with("+="))
     })
 }
 
@@ -262,10 +287,16 @@ mod tests {
 
     #[test]
     fn lines_that_set_their_own_search_path_are_not_looked_up() {
-        assert!(mentions_search_path("PATH=/opt/bin:$PATH jq ."));
-        assert!(mentions_search_path("export PATH; jq"));
+        assert!(sets_search_path("PATH=/opt/bin:$PATH jq ."));
+        assert!(sets_search_path("export PATH=/opt/bin; jq"));
+        assert!(sets_search_path("PATH+=:/opt/bin; jq"));
+        // Reading it, or a comment, sets nothing: a mention must not switch the check off.
+        assert!(!sets_search_path("jq . # PATH"));
+        assert!(!sets_search_path("echo \"$PATH\" >&2; jq ."));
+        assert!(!sets_search_path("test -n \"${PATH}\"; jq ."));
+        assert!(!sets_search_path("export PATH; jq"));
         assert!(!mentions_search_path("echo \"$HOOK_PAYLOAD\" | jq ."));
-        assert!(!mentions_search_path("MYPATHS=1 jq"));
+        assert!(!sets_search_path("MYPATHS=1 jq"));
     }
 
     #[test]

@@ -36,6 +36,15 @@ pub(super) fn resolve(line: &str, programs: &[Program], dir: &Path) -> String {
     out
 }
 
+/// `program` as bash finds it after [`resolve`]: a name that was rewritten, made absolute.
+pub(super) fn resolved(program: &Program, dir: &Path) -> Program {
+    let mut program = program.clone();
+    if edit(&program, dir).is_some() {
+        program.name = join(dir, &program.name).display().to_string();
+    }
+    program
+}
+
 /// The replacement of `program`'s word, when it is a relative path to resolve.
 fn edit(program: &Program, dir: &Path) -> Option<(Range<usize>, String)> {
     let span = program.span.clone()?;
