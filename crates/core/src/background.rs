@@ -108,7 +108,7 @@ impl Background {
             let event = ctx.event();
             let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());
             let start = quanta::Instant::now();
-            let ran = run(&*hook, deadline, ctx, start).await;
+            let ran = run(&*hook, deadline, &ctx, start).await;
             let (status, decision, error) = match &ran.settled {
                 Settled::Answered(outcome) => {
                     (RunStatus::Completed, Some(outcome.decision.clone()), None)

@@ -95,7 +95,9 @@ pub use dispatch::{
     PermissionGate, RecordedSideEffect, ReviewedArgs,
 };
 pub use error::CoreError;
-pub use hook::{BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, hook_fn};
+pub use hook::{
+    BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, SyncFnHook, hook_fn, hook_sync,
+};
 pub use matcher::ToolMatcher;
 pub use registry::{
     DispatchMode, HookOptions, HookTimeout, Registry, RegistryBuilder, builtin_mode,

@@ -15,22 +15,23 @@ use tollgate_protocol::{
     SideEffect,
 };
 
-use super::run::{Failure, Settled, panic_message, run, triggers};
+use super::run::{Failure, Settled, panic_message, run, run_later, run_now, triggers};
 use super::{
     DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
     ReviewedArgs,
 };
 use crate::background::Background;
 use crate::background::DetachedObserver;
-use crate::candidates::EventHooks;
+use crate::candidates::{Candidates, EventHooks};
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
 
 /// The state of one dispatch while its hooks run.
 pub(super) struct Chain {
     pub(super) outcome: DispatchOutcome,
-    /// The payload as rewritten so far (what the next hook sees).
-    current: Arc<Payload>,
+    /// The payload as rewritten so far (what the next hook sees), shared by the hooks until
+    /// one rewrites it.
+    ctx: HookContext,
     first_ask: Option<(Decision, Arc<str>)>,
 }
 
@@ -40,11 +41,30 @@ enum Step {
     Stop,
 }
 
+/// Where a sequential chain stands: the next candidate, and the last clock reading when
+/// nothing slow happened since. Clock readings serialize the CPU, so each run's end is the
+/// next run's start, unless anything slow happened in between (a matcher that declined, a
+/// rewrite).
+struct Cursor {
+    next: usize,
+    now: Option<Instant>,
+}
+
+/// Why [`Chain::run_at_once`] returned.
+enum Next<'a> {
+    /// A hook stopped the chain.
+    Stop,
+    /// Every candidate ran.
+    End,
+    /// This hook answers through its future; the cursor holds its start.
+    Later(&'a Entry),
+}
+
 impl Chain {
     pub(super) fn new(outcome: DispatchOutcome, payload: Arc<Payload>) -> Self {
         Self {
             outcome,
-            current: payload,
+            ctx: HookContext::new(payload),
             first_ask: None,
         }
     }
@@ -52,47 +72,80 @@ impl Chain {
     /// Blocking and result events: one hook after the other, each seeing the previous rewrites;
     /// the first deny stops the chain.
     pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
-        let candidates = hooks.candidates(self.current.match_target());
-        // Clock readings serialize the CPU, so each run's end is the next run's start, unless
-        // anything slow happened in between (a matcher that declined, a rewrite).
-        let mut now: Option<Instant> = None;
-        for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
-            let ctx = HookContext::new(self.current.clone());
-            let triggered = triggers(entry, &ctx);
-            if let Ok(false) = triggered {
-                now = None;
-                continue;
-            }
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook is about to run.
-                self.outcome.runs.reserve_exact(candidates.len() - n);
-            }
-            // Each arm hands its result straight to `apply`: going through a shared
-            // (settled, duration) value costs a copy per hook.
-            let step = match triggered {
-                Ok(_) => {
-                    let start = now.unwrap_or_else(Instant::now);
-                    let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
-                    now = Some(ran.end);
-                    self.apply(entry, hooks.mode, ran.settled, ran.took)
-                }
-                Err(message) => {
-                    now = None;
-                    let settled = Settled::failed(RunStatus::Crashed, message);
-                    self.apply(entry, hooks.mode, settled, Duration::ZERO)
-                }
+        let candidates = hooks.candidates(self.ctx.payload().match_target());
+        let mut cursor = Cursor { next: 0, now: None };
+        loop {
+            let entry = match self.run_at_once(hooks.mode, &candidates, &mut cursor) {
+                Next::Stop => return,
+                Next::End => break,
+                Next::Later(entry) => entry,
             };
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
-                now = None; // the rewrite cloned the payload
-            }
-            if let Step::Stop = step {
+            let start = cursor.now.unwrap_or_else(Instant::now);
+            let ctx = self.ctx.clone();
+            let ran = run_later(&*entry.hook, entry.timeout, ctx, start).await;
+            cursor.now = Some(ran.end);
+            if let Step::Stop = self.apply(entry, hooks.mode, ran.settled, ran.took) {
                 return;
+            }
+            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+                cursor.now = None; // the rewrite cloned the payload
             }
         }
         if let Some((decision, hook)) = self.first_ask.take() {
             self.outcome.decision = decision;
             self.outcome.decided_by = Some(DecidedBy::Hook(hook));
         }
+    }
+
+    /// Runs the candidates from the cursor on for as long as they answer at once
+    /// ([`Hook::execute_now`](crate::Hook::execute_now)). A plain function rather than part of
+    /// the async one, so that this, the common path, keeps its values in registers instead of
+    /// the dispatch future's state.
+    fn run_at_once<'a>(
+        &mut self,
+        mode: DispatchMode,
+        candidates: &Candidates<'a>,
+        cursor: &mut Cursor,
+    ) -> Next<'a> {
+        while let Some(entry) = candidates.get(cursor.next) {
+            cursor.next += 1;
+            let triggered = triggers(entry, &self.ctx);
+            if let Ok(false) = triggered {
+                cursor.now = None;
+                continue;
+            }
+            if self.outcome.runs.is_empty() {
+                // Allocate once, and only when a hook is about to run.
+                self.outcome
+                    .runs
+                    .reserve_exact(candidates.len() + 1 - cursor.next);
+            }
+            // Each arm hands its result straight to `apply`: going through a shared
+            // (settled, duration) value costs a copy per hook.
+            let step = match triggered {
+                Ok(_) => {
+                    let start = cursor.now.unwrap_or_else(Instant::now);
+                    cursor.now = Some(start);
+                    let Some(ran) = run_now(&*entry.hook, entry.timeout, &self.ctx, start) else {
+                        return Next::Later(entry);
+                    };
+                    cursor.now = Some(ran.end);
+                    self.apply(entry, mode, ran.settled, ran.took)
+                }
+                Err(message) => {
+                    cursor.now = None;
+                    let settled = Settled::failed(RunStatus::Crashed, message);
+                    self.apply(entry, mode, settled, Duration::ZERO)
+                }
+            };
+            if let Step::Stop = step {
+                return Next::Stop;
+            }
+            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+                cursor.now = None; // the rewrite cloned the payload
+            }
+        }
+        Next::End
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
@@ -102,25 +155,28 @@ impl Chain {
         background: &Background,
         observer: Option<&Arc<dyn DetachedObserver>>,
     ) {
-        let candidates = hooks.candidates(self.current.match_target());
+        let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
         for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
-            let ctx = HookContext::new(self.current.clone());
-            match triggers(entry, &ctx) {
+            match triggers(entry, &self.ctx) {
                 Ok(false) => {}
-                Ok(true) if entry.fire_and_forget => self.detach(entry, ctx, background, observer),
-                Ok(true) => selected.push((entry, Ok(ctx))),
+                Ok(true) if entry.fire_and_forget => {
+                    let ctx = self.ctx.clone();
+                    self.detach(entry, ctx, background, observer);
+                }
+                Ok(true) => selected.push((entry, Ok(()))),
                 Err(message) => selected.push((entry, Err(message))),
             }
         }
         if selected.is_empty() {
             return;
         }
-        let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
+        let ctx = &self.ctx;
+        let settled = join_all(selected.iter().map(|(entry, triggered)| async move {
             let start = Instant::now();
-            match ctx {
-                Ok(ctx) => {
-                    let ran = run(&*entry.hook, entry.timeout, ctx.clone(), start).await;
+            match triggered {
+                Ok(()) => {
+                    let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
                     (ran.settled, ran.took)
                 }
                 Err(message) => (
@@ -349,7 +405,7 @@ impl Chain {
     }
 
     fn rewrite(&mut self, rewrite: Rewrite) {
-        let mut payload = Payload::clone(&self.current);
+        let mut payload = Payload::clone(self.ctx.payload());
         match (&mut payload.data, rewrite) {
             (EventData::PreToolUse(call), Rewrite::Args(args)) => {
                 call.tool_input = args.clone();
@@ -361,7 +417,7 @@ impl Chain {
             }
             _ => return,
         }
-        self.current = Arc::new(payload);
+        self.ctx = HookContext::new(Arc::new(payload));
     }
 }
 

@@ -50,18 +50,53 @@ pub(crate) struct Ran {
     pub(crate) took: Duration,
 }
 
+/// Asks the hook for an answer without awaiting ([`Hook::execute_now`]), turning a panic or an
+/// error into a failure; `None` when the hook answers through [`Hook::execute`] instead (then
+/// call [`run_later`]). `start` is a clock reading taken just before.
+pub(crate) fn run_now(
+    hook: &dyn Hook,
+    deadline: Duration,
+    ctx: &HookContext,
+    start: Instant,
+) -> Option<Ran> {
+    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+        Ok(None) => return None,
+        Ok(Some(answer)) => settled(answer),
+        Err(panic) => crashed(panic),
+    };
+    Some(ended(settled, deadline, start))
+}
+
 /// Runs the hook under its deadline, counted from `start` (a clock reading taken just before),
-/// turning a panic or an error into a failure.
+/// turning a panic or an error into a failure: [`run_now`] first, then [`run_later`].
 pub(crate) async fn run(
+    hook: &dyn Hook,
+    deadline: Duration,
+    ctx: &HookContext,
+    start: Instant,
+) -> Ran {
+    match run_now(hook, deadline, ctx, start) {
+        Some(ran) => ran,
+        None => run_later(hook, deadline, ctx.clone(), start).await,
+    }
+}
+
+/// Runs the hook's [`Hook::execute`] future under its deadline, counted from `start`.
+pub(crate) async fn run_later(
     hook: &dyn Hook,
     deadline: Duration,
     ctx: HookContext,
     start: Instant,
 ) -> Ran {
     let settled = settle(hook, deadline, ctx, start).await;
+    ended(settled, deadline, start)
+}
+
+/// Reads the clock once: the run's end and duration. A hook that blocked its thread cannot be
+/// interrupted, but its late answer is not trusted.
+fn ended(settled: Settled, deadline: Duration, start: Instant) -> Ran {
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
-    // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
     let settled = match settled {
         Settled::Answered(_) if took > deadline => timed_out(deadline, Some(took)),
         settled => settled,
@@ -99,13 +134,16 @@ fn poll_settled(
     cx: &mut Context<'_>,
 ) -> Option<Settled> {
     match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Ready(Ok(outcome))) => Some(Settled::Answered(outcome)),
-        Ok(Poll::Ready(Err(error))) => Some(Settled::failed(
-            error.kind().into(),
-            error.message().to_owned(),
-        )),
+        Ok(Poll::Ready(answer)) => Some(settled(answer)),
         Ok(Poll::Pending) => None,
         Err(panic) => Some(crashed(panic)),
+    }
+}
+
+fn settled(answer: Result<Outcome, HookError>) -> Settled {
+    match answer {
+        Ok(outcome) => Settled::Answered(outcome),
+        Err(error) => Settled::failed(error.kind().into(), error.message().to_owned()),
     }
 }
 

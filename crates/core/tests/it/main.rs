@@ -9,4 +9,5 @@ mod isolation;
 mod matcher_props;
 mod spill;
 mod support;
+mod sync_hooks;
 mod truncate;
