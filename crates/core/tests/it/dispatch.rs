@@ -685,9 +685,7 @@ async fn a_detached_hooks_end_reaches_the_detached_observer() {
         .dispatch(Arc::new(Payload::new(common("run-d"), end)))
         .await;
     assert!(outcome.runs.iter().all(|r| r.status == RunStatus::Detached));
-    while background.pending() > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    background.idle().await;
     let mut seen = seen.0.lock().unwrap().clone();
     seen.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(seen.len(), 3);
