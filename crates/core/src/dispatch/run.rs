@@ -53,6 +53,7 @@ pub(crate) struct Ran {
 /// Asks the hook for an answer without awaiting ([`Hook::execute_now`]), turning a panic or an
 /// error into a failure; `None` when the hook answers through [`Hook::execute`] instead (then
 /// call [`run_later`]). `start` is a clock reading taken just before.
+#[inline(always)]
 pub(crate) fn run_now(
     hook: &dyn Hook,
     deadline: Duration,
@@ -94,6 +95,7 @@ pub(crate) async fn run_later(
 
 /// Reads the clock once: the run's end and duration. A hook that blocked its thread cannot be
 /// interrupted, but its late answer is not trusted.
+#[inline(always)]
 fn ended(settled: Settled, deadline: Duration, start: Instant) -> Ran {
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
@@ -140,6 +142,7 @@ fn poll_settled(
     }
 }
 
+#[inline(always)]
 fn settled(answer: Result<Outcome, HookError>) -> Settled {
     match answer {
         Ok(outcome) => Settled::Answered(outcome),
