@@ -9,7 +9,7 @@ use tollgate_protocol::Event;
 
 use tollgate_protocol::{Payload, RunStatus};
 
-use crate::dispatch::HookRun;
+use crate::dispatch::outcome::HookRun;
 use crate::dispatch::run::{Settled, run};
 use crate::hook::HookContext;
 use crate::registry::Entry;

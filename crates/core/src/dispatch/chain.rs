@@ -1,27 +1,23 @@
 //! Folding hook outcomes: the waterfall, the deny short-circuit, strictest-wins, result
-//! chaining, concurrent notifications, and the permission gate's re-review.
+//! chaining and concurrent notifications. Uses the steps before it: the selection
+//! ([`EventHooks::candidates`]) and one hook's run ([`super::run`]); fills the records
+//! ([`super::outcome`]).
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
 use quanta::Instant;
 
-use futures::FutureExt;
 use futures::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_protocol::{
     Decision, Event, EventData, FailureMode, Outcome, OutcomeExtras, Payload, Rewrite, RunStatus,
     SideEffect,
 };
 
-use super::run::{Failure, Settled, panic_message, run, run_later, run_now, triggers};
-use super::{
-    DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
-    ReviewedArgs,
-};
-use crate::background::Background;
-use crate::background::DetachedObserver;
+use super::outcome::{DecidedBy, DispatchOutcome, HookRun, RecordedSideEffect};
+use super::run::{Failure, Settled, run, run_later, run_now, triggers};
+use crate::background::{Background, DetachedObserver};
 use crate::candidates::{Candidates, EventHooks};
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
@@ -188,44 +184,6 @@ impl Chain {
         .await;
         for ((entry, _), (settled, duration)) in selected.iter().zip(settled) {
             self.apply(entry, DispatchMode::Notification, settled, duration);
-        }
-    }
-
-    /// The permission gate reviews the original call and, when hooks rewrote the arguments,
-    /// the rewritten one; the stricter verdict wins over the hooks' when it is stricter.
-    pub(super) async fn review(&mut self, gate: &dyn PermissionGate, original: &Payload) {
-        let EventData::PreToolUse(call) = &original.data else {
-            return;
-        };
-        if self.outcome.decision.is_deny() {
-            return;
-        }
-        let rewritten = self
-            .outcome
-            .modified_args
-            .as_ref()
-            .filter(|args| *args != &call.tool_input);
-        let reviews = [
-            Some((ReviewedArgs::Original, &call.tool_input)),
-            rewritten.map(|args| (ReviewedArgs::Rewritten, args)),
-        ];
-        let mut verdicts = [None, None];
-        for (slot, (which, args)) in verdicts
-            .iter_mut()
-            .zip(reviews)
-            .filter_map(|(slot, r)| Some((slot, r?)))
-        {
-            *slot = Some((which, review_once(gate, &call.tool_name, args).await));
-        }
-        for (which, decision) in verdicts.into_iter().flatten() {
-            if decision.strictness() > self.outcome.decision.strictness() {
-                self.outcome.decision = decision.clone();
-                self.outcome.decided_by = Some(DecidedBy::PermissionGate);
-            }
-            self.outcome.gate_reviews.push(GateReview {
-                args: which,
-                decision,
-            });
         }
     }
 
@@ -448,22 +406,4 @@ fn give_default_reason(decision: &mut Decision, hook: &str) {
         }
         _ => {}
     }
-}
-
-/// One review by the gate. A panicking gate denies: the gate is policy, so it fails closed.
-async fn review_once(gate: &dyn PermissionGate, tool: &str, args: &Value) -> Decision {
-    let review = match catch_unwind(AssertUnwindSafe(|| gate.review(tool, args))) {
-        Ok(review) => review,
-        Err(panic) => return gate_crashed(panic),
-    };
-    match AssertUnwindSafe(review).catch_unwind().await {
-        Ok(decision) => decision,
-        Err(panic) => gate_crashed(panic),
-    }
-}
-
-fn gate_crashed(panic: Box<dyn std::any::Any + Send>) -> Decision {
-    let message = panic_message(panic);
-    tracing::warn!(error = %message, "permission gate panicked; denying");
-    Decision::deny(format!("the permission gate crashed: {message}"))
 }
