@@ -3,7 +3,9 @@
 //! ([`EventHooks::candidates`]) and one hook's run ([`super::run`]); fills the records
 //! ([`super::outcome`]).
 
+use std::future::poll_fn;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use quanta::Instant;
@@ -16,7 +18,7 @@ use tollgate_protocol::{
 };
 
 use super::outcome::{DecidedBy, DispatchOutcome, HookRun, RecordedSideEffect};
-use super::run::{Failure, Settled, run, run_later, run_now, triggers};
+use super::run::{Failure, HookFuture, Settled, Started, finish, run, start, triggers};
 use crate::background::{Background, DetachedObserver};
 use crate::candidates::{Candidates, EventHooks};
 use crate::hook::HookContext;
@@ -52,8 +54,8 @@ enum Next<'a> {
     Stop,
     /// Every candidate ran.
     End,
-    /// This hook answers through its future; the cursor holds its start.
-    Later(&'a Entry),
+    /// This hook's future is pending after its first poll; the cursor holds its start.
+    Later(&'a Entry, HookFuture<'a>),
 }
 
 impl Chain {
@@ -71,14 +73,17 @@ impl Chain {
         let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut cursor = Cursor { next: 0, now: None };
         loop {
-            let entry = match self.run_at_once(hooks.mode, &candidates, &mut cursor) {
+            let next = poll_fn(|cx| {
+                Poll::Ready(self.run_at_once(hooks.mode, &candidates, &mut cursor, cx))
+            })
+            .await;
+            let (entry, future) = match next {
                 Next::Stop => return,
                 Next::End => break,
-                Next::Later(entry) => entry,
+                Next::Later(entry, future) => (entry, future),
             };
             let start = cursor.now.unwrap_or_else(Instant::now);
-            let ctx = self.ctx.clone();
-            let ran = run_later(&*entry.hook, entry.timeout, ctx, start).await;
+            let ran = finish(future, entry.timeout, start).await;
             cursor.now = Some(ran.end);
             if let Step::Stop = self.apply(entry, hooks.mode, ran.settled, ran.took) {
                 return;
@@ -93,15 +98,16 @@ impl Chain {
         }
     }
 
-    /// Runs the candidates from the cursor on for as long as they answer at once
-    /// ([`Hook::execute_now`](crate::Hook::execute_now)). A plain function rather than part of
-    /// the async one, so that this, the common path, keeps its values in registers instead of
-    /// the dispatch future's state.
+    /// Runs the candidates from the cursor on for as long as they answer without waiting
+    /// ([`Hook::execute_now`](crate::Hook::execute_now), or a future ready on its first poll,
+    /// polled with `cx`). A plain function rather than part of the async one, so that this, the
+    /// common path, keeps its values in registers instead of the dispatch future's state.
     fn run_at_once<'a>(
         &mut self,
         mode: DispatchMode,
         candidates: &Candidates<'a>,
         cursor: &mut Cursor,
+        cx: &mut Context<'_>,
     ) -> Next<'a> {
         while let Some(entry) = candidates.get(cursor.next) {
             cursor.next += 1;
@@ -120,10 +126,11 @@ impl Chain {
             // (settled, duration) value costs a copy per hook.
             let step = match triggered {
                 Ok(_) => {
-                    let start = cursor.now.unwrap_or_else(Instant::now);
-                    cursor.now = Some(start);
-                    let Some(ran) = run_now(&*entry.hook, entry.timeout, &self.ctx, start) else {
-                        return Next::Later(entry);
+                    let begun = cursor.now.unwrap_or_else(Instant::now);
+                    cursor.now = Some(begun);
+                    let ran = match start(&*entry.hook, entry.timeout, &self.ctx, begun, cx) {
+                        Started::Done(ran) => ran,
+                        Started::Pending(future) => return Next::Later(entry, future),
                     };
                     cursor.now = Some(ran.end);
                     self.apply(entry, mode, ran.settled, ran.took)
