@@ -1,6 +1,6 @@
-//! tollgate's core: the [hook trait](Hook), [function hooks](hook_fn), the [registry](Registry)
-//! and the [dispatcher](Dispatcher), plus [payload truncation](truncate) and [output
-//! spill](spill).
+//! tollgate's core: the [hook trait](Hook), function hooks ([async](hook_fn) and [answering at
+//! once](hook_sync)), the [registry](Registry) and the [dispatcher](Dispatcher), plus [payload
+//! truncation](truncate) and [output spill](spill).
 //!
 //! # Dispatch rules
 //!
