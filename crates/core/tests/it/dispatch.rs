@@ -734,9 +734,7 @@ async fn a_full_background_queue_drops_fire_and_forget_hooks() {
     assert_eq!(second.runs[0].status, RunStatus::Dropped);
     assert_eq!(background.pending(), 1);
     gate.notify_one();
-    while background.pending() > 0 {
-        tokio::task::yield_now().await;
-    }
+    background.idle().await;
     let third = dispatcher.dispatch(start()).await;
     assert_eq!(
         third.runs[0].status,
