@@ -30,7 +30,7 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use clap::Args;
@@ -109,9 +109,7 @@ async fn dispatch_all(
         out.flush()?;
     }
     // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
-    while background.pending() > 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    background.idle().await;
     Ok(())
 }
 

@@ -190,9 +190,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
             let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
             // Fire-and-forget hooks keep their deadline; let them finish before the process
             // exits.
-            while services.background.pending() > 0 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
+            services.background.idle().await;
             report
         };
         tokio::select! {

@@ -4,12 +4,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tollgate_protocol::Event;
 
 use tollgate_protocol::{Payload, RunStatus};
 
-use crate::dispatch::HookRun;
+use crate::dispatch::outcome::HookRun;
 use crate::dispatch::run::{Settled, run};
 use crate::hook::HookContext;
 use crate::registry::Entry;
@@ -43,14 +43,19 @@ struct Inner {
     capacity: usize,
     pending: AtomicUsize,
     in_flight: Arc<Semaphore>,
+    /// Told when the pending count drops to zero.
+    idle: Notify,
 }
 
-/// Decrements the pending count when a detached run ends, also when its task is cancelled.
+/// Decrements the pending count when a detached run ends, also when its task is cancelled,
+/// and wakes [`Background::idle`] waiters when it was the last one.
 struct Pending(Arc<Inner>);
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.0.pending.fetch_sub(1, Ordering::AcqRel);
+        if self.0.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
     }
 }
 
@@ -74,6 +79,7 @@ impl Background {
                 capacity: capacity.max(1),
                 pending: AtomicUsize::new(0),
                 in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
+                idle: Notify::new(),
             }),
         }
     }
@@ -81,6 +87,26 @@ impl Background {
     /// Detached hooks waiting or running now.
     pub fn pending(&self) -> usize {
         self.inner.pending.load(Ordering::Acquire)
+    }
+
+    /// Waits until no detached hook is waiting or running: returns at once when none is, else
+    /// when the last one ends (woken by its end, not by polling). Hooks detached meanwhile are
+    /// waited for too. Used before a process exits, so that detached hooks (a session-end
+    /// webhook) finish within their deadline instead of being dropped.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future only stops the wait.
+    pub async fn idle(&self) {
+        loop {
+            let notified = self.inner.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the count is read, so a run ending in between still wakes us.
+            notified.as_mut().enable();
+            if self.pending() == 0 {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Spawns the hook onto the current Tokio runtime, or returns `false` when the queue is
@@ -108,7 +134,7 @@ impl Background {
             let event = ctx.event();
             let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());
             let start = quanta::Instant::now();
-            let ran = run(&*hook, deadline, ctx, start).await;
+            let ran = run(&*hook, deadline, &ctx, start).await;
             let (status, decision, error) = match &ran.settled {
                 Settled::Answered(outcome) => {
                     (RunStatus::Completed, Some(outcome.decision.clone()), None)

@@ -1,8 +1,8 @@
 //! Selecting the hooks of one event that a payload's match target (tool name or agent type)
 //! selects through their `tools` globs, with a per-registry cache of the results.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::OnceLock;
 
 use globset::{Candidate, GlobSet};
 
@@ -10,8 +10,11 @@ use crate::error::Result;
 use crate::matcher::{ToolMatcher, build_set};
 use crate::registry::{DispatchMode, Entry};
 
-/// Most match targets whose selection is remembered per event; more are matched every time.
+/// Slots of the per-event selection cache: at most this many match targets are remembered;
+/// more are matched every time.
 const CACHE_CAPACITY: usize = 256;
+/// Slots looked at for one target before giving up (open addressing, linear probing).
+const CACHE_PROBES: usize = 8;
 /// Longest match target remembered, in bytes (tool names are short; longer ones are matched
 /// every time, so a hostile name cannot pin memory).
 const CACHE_MAX_KEY: usize = 128;
@@ -25,10 +28,21 @@ pub(crate) struct EventHooks {
     glob_owner: Vec<u32>,
     /// Indexes of the entries without `tools` globs (ascending).
     untooled: Vec<u32>,
-    /// Non-empty selections by match target. The registry is immutable, so a selection never
-    /// goes stale; empty ones are not kept, so the no-match path never allocates.
-    cache: RwLock<HashMap<Box<str>, Arc<[u32]>>>,
+    /// Non-empty selections by match target, when globs apply.
+    cache: Option<SelectionCache>,
 }
+
+/// Remembered selections. The registry is immutable, so a selection never goes stale and a
+/// filled slot is never emptied: readers take no lock and clone nothing (a selection is
+/// borrowed for as long as the registry lives). Empty selections are not kept, so the no-match
+/// path never allocates.
+struct SelectionCache {
+    hasher: RandomState,
+    slots: Box<[Slot]>,
+}
+
+/// One remembered selection: the match target and the indexes of the entries it selects.
+type Slot = OnceLock<(Box<str>, Box<[u32]>)>;
 
 /// The entries a payload selects, in run order.
 pub(crate) enum Candidates<'a> {
@@ -36,8 +50,10 @@ pub(crate) enum Candidates<'a> {
     None,
     /// Every entry (the event's payloads have no match target, or no entry has globs).
     All(&'a [Entry]),
-    /// The entries at these indexes.
-    Listed(&'a [Entry], Arc<[u32]>),
+    /// The entries at these indexes (a remembered selection).
+    Listed(&'a [Entry], &'a [u32]),
+    /// The entries at these indexes (a selection the cache had no room for).
+    Unlisted(&'a [Entry], Vec<u32>),
 }
 
 impl<'a> Candidates<'a> {
@@ -46,18 +62,65 @@ impl<'a> Candidates<'a> {
             Self::None => 0,
             Self::All(entries) => entries.len(),
             Self::Listed(_, indexes) => indexes.len(),
+            Self::Unlisted(_, indexes) => indexes.len(),
         }
     }
 
     pub(crate) fn get(&self, n: usize) -> Option<&'a Entry> {
-        match self {
-            Self::None => None,
-            Self::All(entries) => entries.get(n),
-            Self::Listed(entries, indexes) => {
-                let index = *indexes.get(n)?;
-                entries.get(usize::try_from(index).ok()?)
+        let (entries, indexes): (_, &[u32]) = match self {
+            Self::None => return None,
+            Self::All(entries) => return entries.get(n),
+            Self::Listed(entries, indexes) => (entries, indexes),
+            Self::Unlisted(entries, indexes) => (entries, indexes),
+        };
+        entries.get(usize::try_from(*indexes.get(n)?).ok()?)
+    }
+}
+
+impl SelectionCache {
+    fn new() -> Self {
+        Self {
+            hasher: RandomState::new(),
+            slots: (0..CACHE_CAPACITY).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The slots `target` may sit in, in probing order.
+    fn probe(&self, target: &str) -> impl Iterator<Item = &Slot> {
+        // Truncating the hash is fine: it only picks a slot.
+        #[allow(clippy::cast_possible_truncation)]
+        let start = self.hasher.hash_one(target) as usize;
+        (0..CACHE_PROBES).map(move |i| &self.slots[(start + i) % CACHE_CAPACITY])
+    }
+
+    fn get(&self, target: &str) -> Option<&[u32]> {
+        for slot in self.probe(target) {
+            // Slots fill in probing order and are never emptied: an empty one ends the search.
+            let (key, selection) = slot.get()?;
+            if **key == *target {
+                return Some(selection);
             }
         }
+        None
+    }
+
+    /// Remembers `selection` for `target`; gives it back when there is no room.
+    fn remember(&self, target: &str, selection: Vec<u32>) -> Result<&[u32], Vec<u32>> {
+        if target.len() > CACHE_MAX_KEY {
+            return Err(selection);
+        }
+        let mut value = Some((Box::from(target), selection.into_boxed_slice()));
+        for slot in self.probe(target) {
+            // Our value goes into the first free slot, and then the key matches: it is taken
+            // at most once, just before returning.
+            let (key, selection) = slot.get_or_init(|| value.take().unwrap_or_default());
+            if **key == *target {
+                return Ok(selection);
+            }
+        }
+        Err(value
+            .map(|(_, selection)| selection.into_vec())
+            .unwrap_or_default())
     }
 }
 
@@ -86,55 +149,38 @@ impl EventHooks {
                 }
             }
         }
+        // An entry whose `tools` list is empty has no glob but must still be filtered out.
+        let filtered = untooled.len() < entries.len();
         Ok(Self {
             mode,
             entries,
             globs: build_set(&globs)?,
             glob_owner,
             untooled,
-            cache: RwLock::new(HashMap::new()),
+            cache: filtered.then(SelectionCache::new),
         })
     }
 
     /// The entries to consider for a payload whose match target is `target`: those whose
     /// globs match it and those without globs, in run order. Globs do not apply when there is
-    /// no target. Allocates nothing when no entry is selected.
+    /// no target. Allocates nothing when no entry is selected or the selection is remembered.
     pub(crate) fn candidates(&self, target: Option<&str>) -> Candidates<'_> {
-        // An entry whose `tools` list is empty has no glob but must still be filtered out.
-        let filtered = self.untooled.len() < self.entries.len();
-        let Some(target) = target.filter(|_| filtered) else {
+        let (Some(target), Some(cache)) = (target, &self.cache) else {
             return match self.entries.is_empty() {
                 true => Candidates::None,
                 false => Candidates::All(&self.entries),
             };
         };
-        if let Some(listed) = self.cached(target) {
+        if let Some(listed) = cache.get(target) {
             return Candidates::Listed(&self.entries, listed);
         }
         let selected = self.select(target);
         if selected.is_empty() {
             return Candidates::None;
         }
-        let listed: Arc<[u32]> = Arc::from(selected);
-        self.remember(target, &listed);
-        Candidates::Listed(&self.entries, listed)
-    }
-
-    fn cached(&self, target: &str) -> Option<Arc<[u32]>> {
-        let cache = self
-            .cache
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        cache.get(target).cloned()
-    }
-
-    fn remember(&self, target: &str, listed: &Arc<[u32]>) {
-        let mut cache = self
-            .cache
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if cache.len() < CACHE_CAPACITY && target.len() <= CACHE_MAX_KEY {
-            cache.insert(target.into(), listed.clone());
+        match cache.remember(target, selected) {
+            Ok(listed) => Candidates::Listed(&self.entries, listed),
+            Err(selected) => Candidates::Unlisted(&self.entries, selected),
         }
     }
 

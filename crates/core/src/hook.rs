@@ -1,4 +1,6 @@
-//! The hook trait, the context a hook runs with, and hooks built from async closures.
+//! The hook trait, the context a hook runs with, and hooks built from closures.
+
+mod function;
 
 use std::fmt;
 use std::future::Future;
@@ -6,6 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use tollgate_protocol::{Event, HookKind, Outcome, Payload, RunStatus};
+
+pub use function::{FnHook, SyncFnHook, hook_fn, hook_sync};
 
 /// A boxed, `Send` future, as returned by [`Hook::execute`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -180,88 +184,23 @@ pub trait Hook: Send + Sync + 'static {
         true
     }
 
+    /// Answers at once, without awaiting, when the hook can; `None` (the default) means the
+    /// hook answers through [`execute`](Self::execute).
+    ///
+    /// The dispatcher asks this first, with the context it shares among the hooks of the
+    /// dispatch, and calls `execute` only on `None`: a hook that answers here costs no boxed
+    /// future, no context clone and no timer. It must not block: it runs on the dispatcher's
+    /// thread and cannot be interrupted (an answer that took longer than the deadline is
+    /// recorded as `timed_out`, as for [`execute`](Self::execute)). A panic is recorded as a
+    /// crashed run. [`hook_sync`](crate::hook_sync) builds such a hook from a closure.
+    fn execute_now(&self, _ctx: &HookContext) -> Option<Result<Outcome, HookError>> {
+        None
+    }
+
     /// Runs the hook.
     ///
     /// The dispatcher runs the returned future under the hook's deadline and drops it when the
     /// deadline passes, so it must be cancel safe: it may be stopped at any `.await`. A hook that
     /// blocks its thread instead of awaiting cannot be timed out.
     fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>>;
-}
-
-type Predicate = Box<dyn Fn(&HookContext) -> bool + Send + Sync>;
-
-/// A hook built from an async closure; see [`hook_fn`].
-pub struct FnHook<F> {
-    name: String,
-    priority: i32,
-    when: Option<Predicate>,
-    f: F,
-}
-
-/// Builds a function hook from an async closure taking the [`HookContext`] by value.
-///
-/// ```
-/// use tollgate_core::hook_fn;
-/// use tollgate_protocol::Outcome;
-///
-/// let dry_run = hook_fn("dry-run", |ctx| async move {
-///     let mut args = ctx.payload().tool_call().map(|c| c.tool_input.clone()).unwrap_or_default();
-///     args["dry_run"] = serde_json::Value::Bool(true);
-///     Ok(Outcome::allow().with_args(args))
-/// })
-/// .priority(5)
-/// .when(|ctx| ctx.tool_name().is_some_and(|t| t.starts_with("deploy_")));
-/// ```
-pub fn hook_fn<F, Fut>(name: impl Into<String>, f: F) -> FnHook<F>
-where
-    F: Fn(HookContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Outcome, HookError>> + Send + 'static,
-{
-    FnHook {
-        name: name.into(),
-        priority: 0,
-        when: None,
-        f,
-    }
-}
-
-impl<F> FnHook<F> {
-    /// Sets the default priority (lower runs first).
-    #[must_use]
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.priority = priority;
-        self
-    }
-
-    /// Sets a code matcher: the hook runs only when `predicate` returns true.
-    #[must_use]
-    pub fn when(
-        mut self,
-        predicate: impl Fn(&HookContext) -> bool + Send + Sync + 'static,
-    ) -> Self {
-        self.when = Some(Box::new(predicate));
-        self
-    }
-}
-
-impl<F, Fut> Hook for FnHook<F>
-where
-    F: Fn(HookContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Outcome, HookError>> + Send + 'static,
-{
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn priority(&self) -> i32 {
-        self.priority
-    }
-
-    fn should_trigger(&self, ctx: &HookContext) -> bool {
-        self.when.as_ref().is_none_or(|predicate| predicate(ctx))
-    }
-
-    fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
-        Box::pin((self.f)(ctx))
-    }
 }

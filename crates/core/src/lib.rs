@@ -1,6 +1,6 @@
-//! tollgate's core: the [hook trait](Hook), [function hooks](hook_fn), the [registry](Registry)
-//! and the [dispatcher](Dispatcher), plus [payload truncation](truncate) and [output
-//! spill](spill).
+//! tollgate's core: the [hook trait](Hook), function hooks ([async](hook_fn) and [answering at
+//! once](hook_sync)), the [registry](Registry) and the [dispatcher](Dispatcher), plus [payload
+//! truncation](truncate) and [output spill](spill).
 //!
 //! # Dispatch rules
 //!
@@ -95,7 +95,9 @@ pub use dispatch::{
     PermissionGate, RecordedSideEffect, ReviewedArgs,
 };
 pub use error::CoreError;
-pub use hook::{BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, hook_fn};
+pub use hook::{
+    BoxFuture, FailureKind, FnHook, Hook, HookContext, HookError, SyncFnHook, hook_fn, hook_sync,
+};
 pub use matcher::ToolMatcher;
 pub use registry::{
     DispatchMode, HookOptions, HookTimeout, Registry, RegistryBuilder, builtin_mode,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tollgate_protocol::{BUILTIN_EVENTS, CustomEvent, Event, FailureMode, HookKind, HookSource};
 
 use crate::candidates::EventHooks;
-use crate::dispatch::DispatchObserver;
+use crate::dispatch::outcome::DispatchObserver;
 use crate::error::{CoreError, Result};
 use crate::hook::Hook;
 use crate::matcher::ToolMatcher;

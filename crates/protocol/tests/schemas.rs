@@ -136,7 +136,12 @@ fn every_event_round_trips_through_the_wire() {
     ];
     for sample in samples {
         let payload = parse(sample.clone()).unwrap_or_else(|e| panic!("{sample}: {e}"));
-        assert_eq!(PayloadWire::from(&payload).to_json(), sample);
+        let wire = PayloadWire::from(&payload);
+        assert_eq!(wire.to_json(), sample);
+        // Serialized directly, field by field: the same object, `event` first.
+        let direct = serde_json::to_string(&wire).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&direct).unwrap(), sample);
+        assert!(direct.starts_with(&format!("{{\"event\":{}", sample["event"])));
     }
 }
 

@@ -1,36 +1,35 @@
 //! Folding hook outcomes: the waterfall, the deny short-circuit, strictest-wins, result
-//! chaining, concurrent notifications, and the permission gate's re-review.
+//! chaining and concurrent notifications. Uses the steps before it: the selection
+//! ([`EventHooks::candidates`]) and one hook's run ([`super::run`]); fills the records
+//! ([`super::outcome`]).
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::future::poll_fn;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use quanta::Instant;
 
-use futures::FutureExt;
 use futures::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 use tollgate_protocol::{
     Decision, Event, EventData, FailureMode, Outcome, OutcomeExtras, Payload, Rewrite, RunStatus,
     SideEffect,
 };
 
-use super::run::{Failure, Settled, panic_message, run, triggers};
-use super::{
-    DecidedBy, DispatchOutcome, GateReview, HookRun, PermissionGate, RecordedSideEffect,
-    ReviewedArgs,
-};
-use crate::background::Background;
-use crate::background::DetachedObserver;
-use crate::candidates::EventHooks;
+use super::outcome::{DecidedBy, DispatchOutcome, HookRun, RecordedSideEffect};
+use super::run::{Failure, HookFuture, Settled, Started, finish, run, start, triggers};
+use crate::background::{Background, DetachedObserver};
+use crate::candidates::{Candidates, EventHooks};
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
 
 /// The state of one dispatch while its hooks run.
 pub(super) struct Chain {
     pub(super) outcome: DispatchOutcome,
-    /// The payload as rewritten so far (what the next hook sees).
-    current: Arc<Payload>,
+    /// The payload as rewritten so far (what the next hook sees), shared by the hooks until
+    /// one rewrites it.
+    ctx: HookContext,
     first_ask: Option<(Decision, Arc<str>)>,
 }
 
@@ -40,11 +39,30 @@ enum Step {
     Stop,
 }
 
+/// Where a sequential chain stands: the next candidate, and the last clock reading when
+/// nothing slow happened since. Clock readings serialize the CPU, so each run's end is the
+/// next run's start, unless anything slow happened in between (a matcher that declined, a
+/// rewrite).
+struct Cursor {
+    next: usize,
+    now: Option<Instant>,
+}
+
+/// Why [`Chain::run_at_once`] returned.
+enum Next<'a> {
+    /// A hook stopped the chain.
+    Stop,
+    /// Every candidate ran.
+    End,
+    /// This hook's future is pending after its first poll; the cursor holds its start.
+    Later(&'a Entry, HookFuture<'a>),
+}
+
 impl Chain {
     pub(super) fn new(outcome: DispatchOutcome, payload: Arc<Payload>) -> Self {
         Self {
             outcome,
-            current: payload,
+            ctx: HookContext::new(payload),
             first_ask: None,
         }
     }
@@ -52,47 +70,85 @@ impl Chain {
     /// Blocking and result events: one hook after the other, each seeing the previous rewrites;
     /// the first deny stops the chain.
     pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
-        let candidates = hooks.candidates(self.current.match_target());
-        // Clock readings serialize the CPU, so each run's end is the next run's start, unless
-        // anything slow happened in between (a matcher that declined, a rewrite).
-        let mut now: Option<Instant> = None;
-        for (n, entry) in (0..candidates.len()).filter_map(|n| Some((n, candidates.get(n)?))) {
-            let ctx = HookContext::new(self.current.clone());
-            let triggered = triggers(entry, &ctx);
-            if let Ok(false) = triggered {
-                now = None;
-                continue;
-            }
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook is about to run.
-                self.outcome.runs.reserve_exact(candidates.len() - n);
-            }
-            // Each arm hands its result straight to `apply`: going through a shared
-            // (settled, duration) value costs a copy per hook.
-            let step = match triggered {
-                Ok(_) => {
-                    let start = now.unwrap_or_else(Instant::now);
-                    let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
-                    now = Some(ran.end);
-                    self.apply(entry, hooks.mode, ran.settled, ran.took)
-                }
-                Err(message) => {
-                    now = None;
-                    let settled = Settled::failed(RunStatus::Crashed, message);
-                    self.apply(entry, hooks.mode, settled, Duration::ZERO)
-                }
+        let candidates = hooks.candidates(self.ctx.payload().match_target());
+        let mut cursor = Cursor { next: 0, now: None };
+        loop {
+            let next = poll_fn(|cx| {
+                Poll::Ready(self.run_at_once(hooks.mode, &candidates, &mut cursor, cx))
+            })
+            .await;
+            let (entry, future) = match next {
+                Next::Stop => return,
+                Next::End => break,
+                Next::Later(entry, future) => (entry, future),
             };
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
-                now = None; // the rewrite cloned the payload
-            }
-            if let Step::Stop = step {
+            let start = cursor.now.unwrap_or_else(Instant::now);
+            let ran = finish(future, entry.timeout, start).await;
+            cursor.now = Some(ran.end);
+            if let Step::Stop = self.apply(entry, hooks.mode, ran.settled, ran.took) {
                 return;
+            }
+            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+                cursor.now = None; // the rewrite cloned the payload
             }
         }
         if let Some((decision, hook)) = self.first_ask.take() {
             self.outcome.decision = decision;
             self.outcome.decided_by = Some(DecidedBy::Hook(hook));
         }
+    }
+
+    /// Runs the candidates from the cursor on for as long as they answer without waiting
+    /// ([`Hook::execute_now`](crate::Hook::execute_now), or a future ready on its first poll,
+    /// polled with `cx`). A plain function rather than part of the async one, so that this, the
+    /// common path, keeps its values in registers instead of the dispatch future's state.
+    fn run_at_once<'a>(
+        &mut self,
+        mode: DispatchMode,
+        candidates: &Candidates<'a>,
+        cursor: &mut Cursor,
+        cx: &mut Context<'_>,
+    ) -> Next<'a> {
+        while let Some(entry) = candidates.get(cursor.next) {
+            cursor.next += 1;
+            let triggered = triggers(entry, &self.ctx);
+            if let Ok(false) = triggered {
+                cursor.now = None;
+                continue;
+            }
+            if self.outcome.runs.is_empty() {
+                // Allocate once, and only when a hook is about to run.
+                self.outcome
+                    .runs
+                    .reserve_exact(candidates.len() + 1 - cursor.next);
+            }
+            // Each arm hands its result straight to `apply`: going through a shared
+            // (settled, duration) value costs a copy per hook.
+            let step = match triggered {
+                Ok(_) => {
+                    let begun = cursor.now.unwrap_or_else(Instant::now);
+                    cursor.now = Some(begun);
+                    let ran = match start(&*entry.hook, entry.timeout, &self.ctx, begun, cx) {
+                        Started::Done(ran) => ran,
+                        Started::Pending(future) => return Next::Later(entry, future),
+                    };
+                    cursor.now = Some(ran.end);
+                    self.apply(entry, mode, ran.settled, ran.took)
+                }
+                Err(message) => {
+                    cursor.now = None;
+                    let settled = Settled::failed(RunStatus::Crashed, message);
+                    self.apply(entry, mode, settled, Duration::ZERO)
+                }
+            };
+            if let Step::Stop = step {
+                return Next::Stop;
+            }
+            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+                cursor.now = None; // the rewrite cloned the payload
+            }
+        }
+        Next::End
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
@@ -102,25 +158,28 @@ impl Chain {
         background: &Background,
         observer: Option<&Arc<dyn DetachedObserver>>,
     ) {
-        let candidates = hooks.candidates(self.current.match_target());
+        let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
         for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
-            let ctx = HookContext::new(self.current.clone());
-            match triggers(entry, &ctx) {
+            match triggers(entry, &self.ctx) {
                 Ok(false) => {}
-                Ok(true) if entry.fire_and_forget => self.detach(entry, ctx, background, observer),
-                Ok(true) => selected.push((entry, Ok(ctx))),
+                Ok(true) if entry.fire_and_forget => {
+                    let ctx = self.ctx.clone();
+                    self.detach(entry, ctx, background, observer);
+                }
+                Ok(true) => selected.push((entry, Ok(()))),
                 Err(message) => selected.push((entry, Err(message))),
             }
         }
         if selected.is_empty() {
             return;
         }
-        let settled = join_all(selected.iter().map(|(entry, ctx)| async move {
+        let ctx = &self.ctx;
+        let settled = join_all(selected.iter().map(|(entry, triggered)| async move {
             let start = Instant::now();
-            match ctx {
-                Ok(ctx) => {
-                    let ran = run(&*entry.hook, entry.timeout, ctx.clone(), start).await;
+            match triggered {
+                Ok(()) => {
+                    let ran = run(&*entry.hook, entry.timeout, ctx, start).await;
                     (ran.settled, ran.took)
                 }
                 Err(message) => (
@@ -132,44 +191,6 @@ impl Chain {
         .await;
         for ((entry, _), (settled, duration)) in selected.iter().zip(settled) {
             self.apply(entry, DispatchMode::Notification, settled, duration);
-        }
-    }
-
-    /// The permission gate reviews the original call and, when hooks rewrote the arguments,
-    /// the rewritten one; the stricter verdict wins over the hooks' when it is stricter.
-    pub(super) async fn review(&mut self, gate: &dyn PermissionGate, original: &Payload) {
-        let EventData::PreToolUse(call) = &original.data else {
-            return;
-        };
-        if self.outcome.decision.is_deny() {
-            return;
-        }
-        let rewritten = self
-            .outcome
-            .modified_args
-            .as_ref()
-            .filter(|args| *args != &call.tool_input);
-        let reviews = [
-            Some((ReviewedArgs::Original, &call.tool_input)),
-            rewritten.map(|args| (ReviewedArgs::Rewritten, args)),
-        ];
-        let mut verdicts = [None, None];
-        for (slot, (which, args)) in verdicts
-            .iter_mut()
-            .zip(reviews)
-            .filter_map(|(slot, r)| Some((slot, r?)))
-        {
-            *slot = Some((which, review_once(gate, &call.tool_name, args).await));
-        }
-        for (which, decision) in verdicts.into_iter().flatten() {
-            if decision.strictness() > self.outcome.decision.strictness() {
-                self.outcome.decision = decision.clone();
-                self.outcome.decided_by = Some(DecidedBy::PermissionGate);
-            }
-            self.outcome.gate_reviews.push(GateReview {
-                args: which,
-                decision,
-            });
         }
     }
 
@@ -349,7 +370,7 @@ impl Chain {
     }
 
     fn rewrite(&mut self, rewrite: Rewrite) {
-        let mut payload = Payload::clone(&self.current);
+        let mut payload = Payload::clone(self.ctx.payload());
         match (&mut payload.data, rewrite) {
             (EventData::PreToolUse(call), Rewrite::Args(args)) => {
                 call.tool_input = args.clone();
@@ -361,7 +382,7 @@ impl Chain {
             }
             _ => return,
         }
-        self.current = Arc::new(payload);
+        self.ctx = HookContext::new(Arc::new(payload));
     }
 }
 
@@ -392,22 +413,4 @@ fn give_default_reason(decision: &mut Decision, hook: &str) {
         }
         _ => {}
     }
-}
-
-/// One review by the gate. A panicking gate denies: the gate is policy, so it fails closed.
-async fn review_once(gate: &dyn PermissionGate, tool: &str, args: &Value) -> Decision {
-    let review = match catch_unwind(AssertUnwindSafe(|| gate.review(tool, args))) {
-        Ok(review) => review,
-        Err(panic) => return gate_crashed(panic),
-    };
-    match AssertUnwindSafe(review).catch_unwind().await {
-        Ok(decision) => decision,
-        Err(panic) => gate_crashed(panic),
-    }
-}
-
-fn gate_crashed(panic: Box<dyn std::any::Any + Send>) -> Decision {
-    let message = panic_message(panic);
-    tracing::warn!(error = %message, "permission gate panicked; denying");
-    Decision::deny(format!("the permission gate crashed: {message}"))
 }

@@ -50,18 +50,83 @@ pub(crate) struct Ran {
     pub(crate) took: Duration,
 }
 
+/// How far a hook got without waiting.
+pub(crate) enum Started<'a> {
+    /// It answered (or failed): through [`Hook::execute_now`], or its future finished on the
+    /// first poll.
+    Done(Ran),
+    /// Its future is pending after the first poll: [`finish`] it.
+    Pending(HookFuture<'a>),
+}
+
+/// A hook's [`Hook::execute`] future.
+pub(crate) type HookFuture<'a> = BoxFuture<'a, Result<Outcome, HookError>>;
+
+/// Runs the hook as far as it goes without waiting, turning a panic or an error into a
+/// failure: [`Hook::execute_now`], else its future polled once with `cx`. `start` is a clock
+/// reading taken just before; the deadline counts from it.
+///
+/// Most in-process hooks finish on their first poll; only those that do not are put under a
+/// timer (in [`finish`]), which keeps the common path free of timer registration and of await
+/// points: a chain runs such hooks from a plain function.
+#[inline(always)]
+pub(crate) fn start<'a>(
+    hook: &'a dyn Hook,
+    deadline: Duration,
+    ctx: &HookContext,
+    start: Instant,
+    cx: &mut Context<'_>,
+) -> Started<'a> {
+    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+        Ok(Some(answer)) => settled(answer),
+        Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
+            Ok(mut future) => match poll_settled(&mut future, cx) {
+                Some(settled) => settled,
+                None => return Started::Pending(future),
+            },
+            Err(panic) => crashed(panic),
+        },
+        Err(panic) => crashed(panic),
+    };
+    Started::Done(ended(settled, deadline, start))
+}
+
+/// Awaits a hook's future that was pending after its first poll, under what is left of its
+/// deadline (counted from `start`).
+pub(crate) async fn finish(mut future: HookFuture<'_>, deadline: Duration, start: Instant) -> Ran {
+    let rest = poll_fn(|cx| match poll_settled(&mut future, cx) {
+        Some(settled) => Poll::Ready(settled),
+        None => Poll::Pending,
+    });
+    // Boxed so the timer lives on the heap only for hooks that need it; inline, it would bloat
+    // the state of every future that runs hooks.
+    let settled = match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), rest)).await {
+        Ok(settled) => settled,
+        Err(_) => timed_out(deadline, None),
+    };
+    ended(settled, deadline, start)
+}
+
 /// Runs the hook under its deadline, counted from `start` (a clock reading taken just before),
-/// turning a panic or an error into a failure.
+/// turning a panic or an error into a failure: [`start`], then [`finish`] if it must wait.
 pub(crate) async fn run(
     hook: &dyn Hook,
     deadline: Duration,
-    ctx: HookContext,
-    start: Instant,
+    ctx: &HookContext,
+    begun: Instant,
 ) -> Ran {
-    let settled = settle(hook, deadline, ctx, start).await;
+    match poll_fn(|cx| Poll::Ready(start(hook, deadline, ctx, begun, cx))).await {
+        Started::Done(ran) => ran,
+        Started::Pending(future) => finish(future, deadline, begun).await,
+    }
+}
+
+/// Reads the clock once: the run's end and duration. A hook that blocked its thread cannot be
+/// interrupted, but its late answer is not trusted.
+#[inline(always)]
+fn ended(settled: Settled, deadline: Duration, start: Instant) -> Ran {
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
-    // A hook that blocked its thread cannot be interrupted, but its late answer is not trusted.
     let settled = match settled {
         Settled::Answered(_) if took > deadline => timed_out(deadline, Some(took)),
         settled => settled,
@@ -69,43 +134,21 @@ pub(crate) async fn run(
     Ran { settled, end, took }
 }
 
-async fn settle(hook: &dyn Hook, deadline: Duration, ctx: HookContext, start: Instant) -> Settled {
-    let mut future = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx))) {
-        Ok(future) => future,
-        Err(panic) => return crashed(panic),
-    };
-    // Most in-process hooks finish on their first poll; only those that do not are put under
-    // a timer, which keeps the common path free of timer registration. The first answer is
-    // returned at once so that it is not kept in this future's state across the later await.
-    if let Some(settled) = poll_fn(|cx| Poll::Ready(poll_settled(&mut future, cx))).await {
-        return settled;
-    }
-    // Boxed so the timer lives on the heap only for hooks that need it; inline, it would bloat
-    // every run's state.
-    let rest = poll_fn(|cx| match poll_settled(&mut future, cx) {
-        Some(settled) => Poll::Ready(settled),
-        None => Poll::Pending,
-    });
-    match Box::pin(timeout(deadline.saturating_sub(start.elapsed()), rest)).await {
-        Ok(settled) => settled,
-        Err(_) => timed_out(deadline, None),
+/// Polls the hook's future once, catching a panic; `None` while it is pending. A future that
+/// panicked is never polled again: the panic is its answer.
+fn poll_settled(future: &mut HookFuture<'_>, cx: &mut Context<'_>) -> Option<Settled> {
+    match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+        Ok(Poll::Ready(answer)) => Some(settled(answer)),
+        Ok(Poll::Pending) => None,
+        Err(panic) => Some(crashed(panic)),
     }
 }
 
-/// Polls the hook's future once, catching a panic; `None` while it is pending. A future that
-/// panicked is never polled again: the panic is its answer.
-fn poll_settled(
-    future: &mut BoxFuture<'_, Result<Outcome, HookError>>,
-    cx: &mut Context<'_>,
-) -> Option<Settled> {
-    match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-        Ok(Poll::Ready(Ok(outcome))) => Some(Settled::Answered(outcome)),
-        Ok(Poll::Ready(Err(error))) => Some(Settled::failed(
-            error.kind().into(),
-            error.message().to_owned(),
-        )),
-        Ok(Poll::Pending) => None,
-        Err(panic) => Some(crashed(panic)),
+#[inline(always)]
+fn settled(answer: Result<Outcome, HookError>) -> Settled {
+    match answer {
+        Ok(outcome) => Settled::Answered(outcome),
+        Err(error) => Settled::failed(error.kind().into(), error.message().to_owned()),
     }
 }
 

@@ -685,9 +685,7 @@ async fn a_detached_hooks_end_reaches_the_detached_observer() {
         .dispatch(Arc::new(Payload::new(common("run-d"), end)))
         .await;
     assert!(outcome.runs.iter().all(|r| r.status == RunStatus::Detached));
-    while background.pending() > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    background.idle().await;
     let mut seen = seen.0.lock().unwrap().clone();
     seen.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(seen.len(), 3);
@@ -736,9 +734,7 @@ async fn a_full_background_queue_drops_fire_and_forget_hooks() {
     assert_eq!(second.runs[0].status, RunStatus::Dropped);
     assert_eq!(background.pending(), 1);
     gate.notify_one();
-    while background.pending() > 0 {
-        tokio::task::yield_now().await;
-    }
+    background.idle().await;
     let third = dispatcher.dispatch(start()).await;
     assert_eq!(
         third.runs[0].status,

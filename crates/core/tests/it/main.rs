@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod background;
 mod dispatch;
 mod failures;
 mod fold_props;
@@ -9,4 +10,5 @@ mod isolation;
 mod matcher_props;
 mod spill;
 mod support;
+mod sync_hooks;
 mod truncate;

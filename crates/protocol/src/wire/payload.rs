@@ -284,9 +284,44 @@ const COMMON_KEYS: [&str; 6] = [
     "metadata",
 ];
 
+/// Writes the flat object field by field without building a [`Value`] first (http hooks
+/// serialize every delivery's body this way): `event`, the common fields, the event's fields,
+/// each group in declaration order. The object equals [`PayloadWire::to_json`]'s.
 impl Serialize for PayloadWire {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            event: &'a Event,
+            #[serde(flatten)]
+            common: &'a CommonWire,
+            #[serde(flatten)]
+            fields: &'a FieldsWire,
+        }
+        Flat {
+            event: &self.event,
+            common: &self.common,
+            fields: &self.fields,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Serialize for FieldsWire {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::SessionStart(f) => f.serialize(serializer),
+            Self::SessionEnd(f) => f.serialize(serializer),
+            Self::UserTurn(f) => f.serialize(serializer),
+            Self::PreToolUse(f) => f.serialize(serializer),
+            Self::PostToolUse(f) => f.serialize(serializer),
+            Self::PostToolUseFailure(f) => f.serialize(serializer),
+            Self::PostToolUseCancelled(f) => f.serialize(serializer),
+            Self::SubagentStart(f) => f.serialize(serializer),
+            Self::SubagentStop(f) => f.serialize(serializer),
+            Self::SubagentCancel(f) => f.serialize(serializer),
+            Self::ApprovalCorrection(f) => f.serialize(serializer),
+            Self::Custom(f) => f.serialize(serializer),
+        }
     }
 }
 

@@ -574,9 +574,7 @@ async fn a_failed_fire_and_forget_hook_shows_in_the_trace_as_failed() {
     let path = agent(&dir, "hooks: [hooks.yaml]\n", &[answer("ok")]);
     let services = Services::default();
     let (_, collect) = run_traced(&path, "go", &services, CancellationToken::new(), vec![]).await;
-    while services.background.pending() > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    services.background.idle().await;
     let lines = json_lines(&collect);
     let runs: Vec<&Value> = of(&lines, "hook_run")
         .into_iter()

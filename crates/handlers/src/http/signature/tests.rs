@@ -254,3 +254,15 @@ fn regression_the_mac_covers_the_literal_t_text() {
     assert_eq!(verify(&format!("t=000{T},v1={literal}"), b"x", T), Ok(()));
     assert_eq!(verify(&format!("t={T},v1={rebuilt}"), b"x", T), Ok(()));
 }
+
+#[test]
+fn the_longest_timestamp_fits_the_stack_formatted_header() {
+    let header = Secret::new(KEY).unwrap().sign(u64::MAX, b"x");
+    let (t, v1) = header.split_once(",v1=").unwrap();
+    assert_eq!(t, "t=18446744073709551615");
+    assert_eq!(v1.len(), 64);
+    assert!(
+        v1.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+}
