@@ -30,7 +30,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
@@ -176,9 +175,7 @@ async fn dispatch_all(policy: Policy, calls: &[Prepared]) -> Vec<CallReport> {
         reports.push(CallReport::new(i + 1, call, &outcome));
     }
     // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
-    while background.pending() > 0 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    background.idle().await;
     reports
 }
 
