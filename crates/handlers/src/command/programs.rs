@@ -295,7 +295,7 @@ mod tests {
         assert!(!sets_search_path("echo \"$PATH\" >&2; jq ."));
         assert!(!sets_search_path("test -n \"${PATH}\"; jq ."));
         assert!(!sets_search_path("export PATH; jq"));
-        assert!(!mentions_search_path("echo \"$HOOK_PAYLOAD\" | jq ."));
+        assert!(!sets_search_path("echo \"$HOOK_PAYLOAD\" | jq ."));
         assert!(!sets_search_path("MYPATHS=1 jq"));
     }
 
