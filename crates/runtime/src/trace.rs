@@ -29,6 +29,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tollgate_handlers::text::escape_controls_json;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -130,8 +131,11 @@ impl JsonlFile {
 impl TraceSink for JsonlFile {
     fn record(&self, line: &TraceLine) {
         let Ok(mut out) = self.out.lock() else { return };
-        let written = serde_json::to_writer(&mut *out, &line.to_json())
-            .map_err(std::io::Error::from)
+        // Names and reasons come from files and hooks: the line keeps its values but has no raw
+        // bidirectional or C1 controls, so `cat trace.jsonl` shows what is there.
+        let text = escape_controls_json(&line.to_json().to_string());
+        let written = out
+            .write_all(text.as_bytes())
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush());
         if let Err(e) = written {
@@ -224,5 +228,40 @@ impl Trace {
         for sink in &self.shared.sinks {
             sink.record(&line);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn regression_the_trace_file_kept_raw_bidirectional_controls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.jsonl");
+        let file = JsonlFile::create(&path).unwrap();
+        let name = "evil\u{202e}gnp.exe\u{9b}";
+        file.record(&TraceLine {
+            seq: 0,
+            elapsed_ms: 0,
+            origin: Origin {
+                run_id: "r".into(),
+                session_id: "s".into(),
+                agent: "a".into(),
+                depth: 0,
+            },
+            step: Step::new("hook_run", serde_json::json!({ "name": name })),
+        });
+        drop(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains('\u{202e}') && !text.contains('\u{9b}'),
+            "{text}"
+        );
+        // The value is unchanged: the escapes mean the same characters.
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["name"], name);
     }
 }

@@ -85,17 +85,22 @@ impl OpenAiModel {
     /// http(s).
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
         let base = config.base_url.trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(ModelError::Setup(format!(
-                "model base URL `{base}` is not an http(s) URL"
-            )));
+        let not_http =
+            || ModelError::Setup(format!("model base URL `{base}` is not an http(s) URL"));
+        // `chat/completions` goes after the base's path, before its query: Azure-style bases
+        // carry one (`…/v1?api-version=2024-06-01`).
+        let mut url = reqwest::Url::parse(base).map_err(|_| not_http())?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(not_http());
         }
+        let path = format!("{}/chat/completions", url.path().trim_end_matches('/'));
+        url.set_path(&path);
         let client = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()
             .map_err(|e| ModelError::Setup(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
-            url: format!("{base}/chat/completions"),
+            url: url.to_string(),
             config,
             client,
         })
@@ -270,6 +275,17 @@ impl Model for OpenAiModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regression_a_base_url_with_a_query_got_the_path_after_the_query() {
+        let mut config = OpenAiConfig::from_env("m", None, |_| None);
+        config.base_url = "http://127.0.0.1:9/v1/?api-version=2024".into();
+        let model = OpenAiModel::new(config).unwrap();
+        assert_eq!(
+            model.url,
+            "http://127.0.0.1:9/v1/chat/completions?api-version=2024"
+        );
+    }
 
     #[test]
     fn the_shown_url_has_no_credentials_query_or_fragment() {
