@@ -271,3 +271,19 @@ fn regression_a_hook_folder_reached_through_dotdot_failed_in_the_sandbox() {
         "{line:#}"
     );
 }
+
+#[test]
+fn regression_a_script_fed_to_bash_on_stdin_stayed_relative_to_the_cwd() {
+    let dir = folder(
+        "hooks:\n  PreToolUse:\n    - failure_mode: fail_closed\n      script: bash < hooks/guard.sh\n",
+    );
+    let hooks = dir.path().join("hooks.yaml");
+    let (from_folder, _) = dispatch(&hooks, &bash("ls"), dir.path(), &[]);
+    let (from_root, stderr) = dispatch(&hooks, &bash("ls"), Path::new("/"), &[]);
+    assert_eq!(
+        from_root["hook_runs"][0]["status"], "completed",
+        "{from_root:#}\n{stderr}"
+    );
+    assert_eq!(from_root["decision"], from_folder["decision"]);
+    assert!(!stderr.contains("not found"), "{stderr}");
+}

@@ -41,7 +41,17 @@ pub(super) fn stdin_code(
     who: &str,
 ) {
     match call.stdin {
-        Stdin::Opaque => {}
+        Stdin::Opaque => {
+            // `bash < FILE`, `python3 < FILE`: FILE is the program, looked up (and resolved
+            // against a hook's folder) like a script operand.
+            for redirect in &call.redirects {
+                if syntax::reads_file(&cx.src.text, *redirect)
+                    && let Some(file) = redirect.child_by_field_name("destination")
+                {
+                    a.script_program(cx, &Word::read(cx.src, file));
+                }
+            }
+        }
         Stdin::Inherited => {
             let what = match reader {
                 Reader::Shell => "shell code",

@@ -134,3 +134,20 @@ fn the_list_is_bounded() {
     let line: String = (0..3 * MAX_PROGRAMS).map(|i| format!("p{i}; ")).collect();
     assert_eq!(names(&line).len(), MAX_PROGRAMS);
 }
+
+#[test]
+fn a_program_fed_to_a_shell_or_interpreter_from_a_file_is_a_script() {
+    for (line, file) in [
+        ("bash < hooks/g.sh", "hooks/g.sh"),
+        ("python3 <hooks/g.py", "hooks/g.py"),
+        ("sh -s < hooks/g.sh x", "hooks/g.sh"),
+    ] {
+        let scripts: Vec<(char, String, Option<String>, bool)> =
+            programs(line).into_iter().filter(|p| p.0 == 's').collect();
+        assert_eq!(
+            scripts,
+            [('s', file.to_owned(), Some(file.to_owned()), false)],
+            "{line}"
+        );
+    }
+}
