@@ -1,0 +1,823 @@
+//! The confirmation store on SQLite.
+//!
+//! Every change is one conditional `UPDATE` (`… WHERE status = 'pending'`, or `… AND
+//! consumed_at IS NULL` for consume) inside a transaction that also appends its audit row, so
+//! a double click, a retried callback or a second process gives exactly one transition and
+//! every attempt, applied or refused, is on record. SQLite transactions start with `BEGIN
+//! IMMEDIATE`: the writer lock is taken first, and a second process waits for it (up to the
+//! busy timeout) instead of failing half-way.
+//!
+//! The queries use `$N` placeholders and portable SQL (`ON CONFLICT … DO NOTHING`,
+//! `RETURNING`), so a PostgreSQL migration set can sit beside the SQLite one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+use tokio::sync::watch;
+
+use crate::error::{Refused, StoreError};
+use crate::hash::args_hash;
+use crate::model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// How long a writer waits for another process's write lock before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Milliseconds since the Unix epoch; the store's only notion of time.
+pub trait Clock: Send + Sync {
+    /// Now, in milliseconds since the Unix epoch (UTC).
+    fn now_ms(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// A clock that moves only when told (tests, simulations).
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    /// A clock standing at `ms`.
+    pub fn at(ms: i64) -> Self {
+        Self(AtomicI64::new(ms))
+    }
+
+    /// Moves the clock forward by `ms`.
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What [`Store::file`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filed {
+    /// The request row (new or found).
+    pub request: Request,
+    /// `true` when a row with the same idempotency key already existed (a resumed run).
+    pub attached: bool,
+}
+
+/// The confirmation store. Cheap to clone; clones share the pool and the in-process
+/// notification.
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+    path: PathBuf,
+    clock: Arc<dyn Clock>,
+    changed: Arc<watch::Sender<u64>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// One attempt to change a request.
+struct Attempt<'a> {
+    id: &'a str,
+    actor: &'a str,
+    channel: Option<&'a str>,
+    action: &'static str,
+}
+
+/// What an accepted attempt writes.
+enum Change {
+    /// Leave `pending` for `to`.
+    Leave {
+        to: Status,
+        note: Option<String>,
+        edit: Option<Value>,
+    },
+    /// Mark an approved request consumed, if its arguments hash to `hash`.
+    Consume { hash: String },
+    /// Record that the consumed call's tool returned.
+    Finish,
+}
+
+/// The request columns, in [`decode`]'s order; a macro so queries stay `&'static str`.
+macro_rules! select_request {
+    ($($tail:literal)*) => {
+        concat!(
+            "SELECT id, idempotency_key, run_id, session_id, agent, tool_name, tool_call_id, \
+             arguments, args_hash, reasons, asked_by, approvers, status, channel, \
+             channel_message_id, created_at, expires_at, responded_at, responded_by, \
+             response_note, edited_arguments, edited_args_hash, consumed_at, finished_at \
+             FROM confirmation_request ",
+            $($tail),*
+        )
+    };
+}
+
+impl Store {
+    /// Opens (creating it and its folder when missing) the SQLite file at `path`, in WAL
+    /// mode, and brings its schema up to date.
+    ///
+    /// # Errors
+    /// The file cannot be created or opened, is not a SQLite database, or a migration fails.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with_clock(path, Arc::new(SystemClock)).await
+    }
+
+    /// [`Store::open`] with another clock.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub async fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                path: path.to_path_buf(),
+                reason: format!("cannot create its folder: {e}"),
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        let open_error = |e: sqlx::Error| StoreError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(open_error)?;
+        MIGRATOR.run(&pool).await.map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            reason: format!("cannot bring the schema up to date: {e}"),
+        })?;
+        Ok(Self {
+            pool,
+            path: path.to_path_buf(),
+            clock,
+            changed: Arc::new(watch::channel(0).0),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Now, by the store's clock (milliseconds since the Unix epoch).
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// A receiver that sees a new value after every change this process commits.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    fn notify(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Files a request, or finds the one with the same idempotency key (a resumed run):
+    /// no second row is ever created for the same call. Both are audited (`create`,
+    /// `attach`).
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn file(&self, new: &NewRequest) -> Result<Filed, StoreError> {
+        let now = self.now_ms();
+        let key = new.idempotency_key();
+        let id = format!("cr_{}", ulid::Ulid::generate());
+        let timeout = i64::try_from(new.timeout_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let mut tx = self.begin().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO confirmation_request (id, idempotency_key, run_id, session_id, agent, \
+             tool_name, tool_call_id, arguments, args_hash, reasons, asked_by, approvers, status, \
+             created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending', $13, $14) \
+             ON CONFLICT (idempotency_key) DO NOTHING",
+        )
+        .bind(&id)
+        .bind(&key)
+        .bind(&new.run_id)
+        .bind(&new.session_id)
+        .bind(&new.agent)
+        .bind(&new.tool_name)
+        .bind(&new.tool_call_id)
+        .bind(new.arguments.to_string())
+        .bind(args_hash(&new.arguments))
+        .bind(serde_json::to_string(&new.reasons).unwrap_or_default())
+        .bind(&new.asked_by)
+        .bind(serde_json::to_string(&new.approvers).unwrap_or_default())
+        .bind(now)
+        .bind(now.saturating_add(timeout))
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        let request = by_key(&mut tx, &key)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("request {key} vanished while filed")))?;
+        let (action, detail) = if inserted {
+            ("create", new.reasons.join("; "))
+        } else {
+            ("attach", format!("re-attached by run {}", new.run_id))
+        };
+        let status = request.status.as_str();
+        audit(
+            &mut tx,
+            &request.id,
+            now,
+            &new.agent,
+            action,
+            (true, status, status),
+            None,
+            Some(&detail),
+        )
+        .await?;
+        tx.commit().await?;
+        if inserted {
+            self.notify();
+        }
+        Ok(Filed {
+            request,
+            attached: !inserted,
+        })
+    }
+
+    /// The request `id`, if there is one.
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn get(&self, id: &str) -> Result<Option<Request>, StoreError> {
+        let row = sqlx::query(SELECT_BY_ID)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(decode).transpose()
+    }
+
+    /// Requests, newest first: all of them, or those with `status`.
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn list(&self, status: Option<Status>) -> Result<Vec<Request>, StoreError> {
+        let rows = match status {
+            Some(status) => {
+                sqlx::query(select_request!(
+                    "WHERE status = $1 ORDER BY created_at DESC, id DESC"
+                ))
+                .bind(status.as_str())
+                .fetch_all(&self.pool)
+                .await?
+            }
+            None => {
+                sqlx::query(select_request!("ORDER BY created_at DESC, id DESC"))
+                    .fetch_all(&self.pool)
+                    .await?
+            }
+        };
+        rows.iter().map(decode).collect()
+    }
+
+    /// The audit history of `id`, oldest first.
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn history(&self, id: &str) -> Result<Vec<AuditEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, request_id, at, actor, action, outcome, from_status, to_status, channel, \
+             detail FROM confirmation_event WHERE request_id = $1 ORDER BY id",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(AuditEvent {
+                    id: row.try_get("id")?,
+                    request_id: row.try_get("request_id")?,
+                    at: row.try_get("at")?,
+                    actor: row.try_get("actor")?,
+                    action: row.try_get("action")?,
+                    outcome: row.try_get("outcome")?,
+                    from_status: row.try_get("from_status")?,
+                    to_status: row.try_get("to_status")?,
+                    channel: row.try_get("channel")?,
+                    detail: row.try_get("detail")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Approves or rejects `id` for `decision.by`.
+    ///
+    /// # Errors
+    /// [`Refused::NotFound`]; [`Refused::NotAllowed`] when `by` is not one of the request's
+    /// approvers; [`Refused::AlreadyDecided`] when it is no longer pending (an overdue
+    /// request is expired first, so a late approval is refused and the row stays
+    /// `expired`); [`Refused::Store`]. Every refusal on an existing request is audited.
+    pub async fn decide(&self, id: &str, decision: &Decision) -> Result<Request, Refused> {
+        let attempt = Attempt {
+            id,
+            actor: &decision.by,
+            channel: Some(&decision.channel),
+            action: match decision.verdict {
+                Verdict::Approve { .. } => "approve",
+                Verdict::Reject => "reject",
+            },
+        };
+        self.attempt(attempt, |row, _| {
+            if row.status.is_terminal() {
+                return Err(already(row));
+            }
+            if !row.approvers.iter().any(|a| a == &decision.by) {
+                return Err(Refused::NotAllowed {
+                    id: row.id.clone(),
+                    by: decision.by.clone(),
+                    approvers: row.approvers.clone(),
+                });
+            }
+            Ok(match &decision.verdict {
+                Verdict::Approve { edit } => Change::Leave {
+                    to: Status::Approved,
+                    note: decision.note.clone(),
+                    edit: edit.clone(),
+                },
+                Verdict::Reject => Change::Leave {
+                    to: Status::Rejected,
+                    note: decision.note.clone(),
+                    edit: None,
+                },
+            })
+        })
+        .await
+    }
+
+    /// Cancels a pending request (the run stopped waiting): the call is denied.
+    ///
+    /// # Errors
+    /// As [`Store::decide`], without the approver check.
+    pub async fn cancel(&self, id: &str, by: &str, reason: &str) -> Result<Request, Refused> {
+        let attempt = Attempt {
+            id,
+            actor: by,
+            channel: None,
+            action: "cancel",
+        };
+        self.attempt(attempt, |row, _| {
+            if row.status.is_terminal() {
+                return Err(already(row));
+            }
+            Ok(Change::Leave {
+                to: Status::Cancelled,
+                note: Some(reason.to_owned()),
+                edit: None,
+            })
+        })
+        .await
+    }
+
+    /// Expires `id` if it is pending and overdue; the call is denied (fail closed). Refused
+    /// when it is not yet overdue or already decided.
+    ///
+    /// # Errors
+    /// As [`Store::cancel`], and [`Refused::NotOverdue`].
+    pub async fn expire(&self, id: &str) -> Result<Request, Refused> {
+        let attempt = Attempt {
+            id,
+            actor: "timeout",
+            channel: None,
+            action: "expire",
+        };
+        self.attempt(attempt, |row, now| {
+            if row.status.is_terminal() {
+                return Err(already(row));
+            }
+            if now < row.expires_at {
+                return Err(Refused::NotOverdue {
+                    id: row.id.clone(),
+                    expires_at: row.expires_at,
+                });
+            }
+            Ok(Change::Leave {
+                to: Status::Expired,
+                note: None,
+                edit: None,
+            })
+        })
+        .await
+    }
+
+    /// Expires every pending request that is overdue; returns them.
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn sweep(&self) -> Result<Vec<Request>, StoreError> {
+        let overdue: Vec<String> = sqlx::query(
+            "SELECT id FROM confirmation_request WHERE status = 'pending' AND expires_at <= $1",
+        )
+        .bind(self.now_ms())
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| row.try_get("id"))
+        .collect::<Result<_, _>>()?;
+        let mut expired = Vec::new();
+        for id in overdue {
+            match self.expire(&id).await {
+                Ok(request) => expired.push(request),
+                // Decided meanwhile: nothing to expire.
+                Err(Refused::Store(e)) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Takes an approved request to run its call: at most once, and only when `arguments`
+    /// (what the runtime is about to run) hash to the approved arguments (the edited ones
+    /// when an approver edited them). Call it before the tool starts.
+    ///
+    /// # Errors
+    /// [`Refused::NotApproved`], [`Refused::AlreadyConsumed`],
+    /// [`Refused::ArgumentsChanged`], [`Refused::NotFound`], [`Refused::Store`]; all audited
+    /// but `NotFound`.
+    pub async fn consume(&self, id: &str, by: &str, arguments: &Value) -> Result<Request, Refused> {
+        let hash = args_hash(arguments);
+        let attempt = Attempt {
+            id,
+            actor: by,
+            channel: None,
+            action: "consume",
+        };
+        self.attempt(attempt, |row, _| {
+            if row.status != Status::Approved {
+                return Err(Refused::NotApproved {
+                    id: row.id.clone(),
+                    status: row.status,
+                });
+            }
+            if let Some(at) = row.consumed_at {
+                return Err(Refused::AlreadyConsumed {
+                    id: row.id.clone(),
+                    at,
+                    finished: row.finished_at.is_some(),
+                });
+            }
+            if row.hash_to_run() != hash {
+                return Err(Refused::ArgumentsChanged {
+                    id: row.id.clone(),
+                    approved: row.hash_to_run().to_owned(),
+                    got: hash.clone(),
+                });
+            }
+            Ok(Change::Consume { hash: hash.clone() })
+        })
+        .await
+    }
+
+    /// Records that a consumed call's tool returned (however it ended).
+    ///
+    /// # Errors
+    /// [`Refused::NotApproved`] when it was never consumed; [`Refused::Store`].
+    pub async fn finish(&self, id: &str, by: &str) -> Result<Request, Refused> {
+        let attempt = Attempt {
+            id,
+            actor: by,
+            channel: None,
+            action: "finish",
+        };
+        self.attempt(attempt, |row, _| {
+            if row.consumed_at.is_none() || row.finished_at.is_some() {
+                return Err(Refused::NotApproved {
+                    id: row.id.clone(),
+                    status: row.status,
+                });
+            }
+            Ok(Change::Finish)
+        })
+        .await
+    }
+
+    /// Runs one attempt: the row is read under the writer lock, an overdue pending row is
+    /// expired first, `check` accepts or refuses, and the change and its audit row commit
+    /// together.
+    async fn attempt(
+        &self,
+        attempt: Attempt<'_>,
+        check: impl FnOnce(&Request, i64) -> Result<Change, Refused>,
+    ) -> Result<Request, Refused> {
+        let now = self.now_ms();
+        let mut tx = self.begin().await?;
+        let Some(mut row) = by_id(&mut tx, attempt.id).await? else {
+            return Err(Refused::NotFound {
+                id: attempt.id.to_owned(),
+            });
+        };
+        let mut changed = false;
+        if row.status == Status::Pending && now >= row.expires_at && attempt.action != "expire" {
+            let expiry = Change::Leave {
+                to: Status::Expired,
+                note: None,
+                edit: None,
+            };
+            let timeout = Attempt {
+                id: attempt.id,
+                actor: "timeout",
+                channel: None,
+                action: "expire",
+            };
+            row = apply(&mut tx, &row, &timeout, &expiry, now).await?;
+            changed = true;
+        }
+        let result = match check(&row, now) {
+            Ok(change) => apply(&mut tx, &row, &attempt, &change, now)
+                .await
+                .map_err(Refused::from),
+            Err(refusal) => {
+                let status = row.status.as_str();
+                audit(
+                    &mut tx,
+                    &row.id,
+                    now,
+                    attempt.actor,
+                    attempt.action,
+                    (false, status, status),
+                    attempt.channel,
+                    Some(&refusal.to_string()),
+                )
+                .await?;
+                Err(refusal)
+            }
+        };
+        tx.commit().await.map_err(StoreError::from)?;
+        if changed || result.is_ok() {
+            self.notify();
+        }
+        result
+    }
+
+    /// Waits until `id` leaves `pending` and returns it. Wakes at once on a change this
+    /// process commits, reads the row every `poll` (so a decision written by another process
+    /// is seen), and expires the request itself when it becomes overdue (the call is then
+    /// denied).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future leaves the request as it is (pending).
+    ///
+    /// # Errors
+    /// [`Refused::NotFound`] or the database fails.
+    pub async fn wait(&self, id: &str, poll: Duration) -> Result<Request, Refused> {
+        let mut changes = self.changes();
+        loop {
+            changes.borrow_and_update();
+            let Some(row) = self.get(id).await? else {
+                return Err(Refused::NotFound { id: id.to_owned() });
+            };
+            if row.status.is_terminal() {
+                return Ok(row);
+            }
+            let now = self.now_ms();
+            if now >= row.expires_at {
+                match self.expire(id).await {
+                    Ok(row) => return Ok(row),
+                    Err(Refused::AlreadyDecided { .. } | Refused::NotOverdue { .. }) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            let until_expiry =
+                Duration::from_millis(u64::try_from(row.expires_at - now).unwrap_or(0));
+            tokio::select! {
+                _ = changes.changed() => {}
+                () = tokio::time::sleep(poll.min(until_expiry)) => {}
+            }
+        }
+    }
+}
+
+const SELECT_BY_ID: &str = select_request!("WHERE id = $1");
+
+async fn by_id(
+    tx: &mut Transaction<'static, Sqlite>,
+    id: &str,
+) -> Result<Option<Request>, StoreError> {
+    let row = sqlx::query(SELECT_BY_ID)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+async fn by_key(
+    tx: &mut Transaction<'static, Sqlite>,
+    key: &str,
+) -> Result<Option<Request>, StoreError> {
+    let row = sqlx::query(select_request!("WHERE idempotency_key = $1"))
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(decode).transpose()
+}
+
+/// Writes an accepted change with its conditional `UPDATE` and audit row; returns the row
+/// as it now stands.
+async fn apply(
+    tx: &mut Transaction<'static, Sqlite>,
+    row: &Request,
+    attempt: &Attempt<'_>,
+    change: &Change,
+    now: i64,
+) -> Result<Request, StoreError> {
+    let (updated, detail) = match change {
+        Change::Leave { to, note, edit } => {
+            let edit_text = edit.as_ref().map(Value::to_string);
+            let edit_hash = edit.as_ref().map(args_hash);
+            let updated = sqlx::query(
+                "UPDATE confirmation_request SET status = $1, responded_at = $2, \
+                 responded_by = $3, response_note = $4, channel = COALESCE($5, channel), \
+                 edited_arguments = $6, edited_args_hash = $7 \
+                 WHERE id = $8 AND status = 'pending'",
+            )
+            .bind(to.as_str())
+            .bind(now)
+            .bind(attempt.actor)
+            .bind(note)
+            .bind(attempt.channel)
+            .bind(&edit_text)
+            .bind(&edit_hash)
+            .bind(&row.id)
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+            let detail = match (note, &edit_text) {
+                (Some(note), Some(edit)) => Some(format!("note: {note}; edited arguments: {edit}")),
+                (Some(note), None) => Some(format!("note: {note}")),
+                (None, Some(edit)) => Some(format!("edited arguments: {edit}")),
+                (None, None) => None,
+            };
+            (updated, detail)
+        }
+        Change::Consume { hash } => {
+            let updated = sqlx::query(
+                "UPDATE confirmation_request SET consumed_at = $1 \
+                 WHERE id = $2 AND status = 'approved' AND consumed_at IS NULL \
+                 AND COALESCE(edited_args_hash, args_hash) = $3",
+            )
+            .bind(now)
+            .bind(&row.id)
+            .bind(hash)
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+            (updated, Some(format!("args_hash {hash}")))
+        }
+        Change::Finish => {
+            let updated = sqlx::query(
+                "UPDATE confirmation_request SET finished_at = $1 \
+                 WHERE id = $2 AND consumed_at IS NOT NULL AND finished_at IS NULL",
+            )
+            .bind(now)
+            .bind(&row.id)
+            .execute(&mut **tx)
+            .await?
+            .rows_affected();
+            (updated, None)
+        }
+    };
+    if updated != 1 {
+        // The row was read under the writer lock, so this cannot happen on SQLite; on a
+        // store without that lock the conditional UPDATE is what keeps one transition.
+        return Err(StoreError::Corrupt(format!(
+            "request {} changed while it was being {}d",
+            row.id, attempt.action
+        )));
+    }
+    let after = by_id(tx, &row.id)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt(format!("request {} vanished", row.id)))?;
+    audit(
+        tx,
+        &row.id,
+        now,
+        attempt.actor,
+        attempt.action,
+        (true, row.status.as_str(), after.status.as_str()),
+        attempt.channel,
+        detail.as_deref(),
+    )
+    .await?;
+    Ok(after)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn audit(
+    tx: &mut Transaction<'static, Sqlite>,
+    request_id: &str,
+    at: i64,
+    actor: &str,
+    action: &str,
+    (applied, from, to): (bool, &str, &str),
+    channel: Option<&str>,
+    detail: Option<&str>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO confirmation_event (request_id, at, actor, action, outcome, from_status, \
+         to_status, channel, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(request_id)
+    .bind(at)
+    .bind(actor)
+    .bind(action)
+    .bind(if applied { "applied" } else { "refused" })
+    .bind(from)
+    .bind(to)
+    .bind(channel)
+    .bind(detail)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn already(row: &Request) -> Refused {
+    Refused::AlreadyDecided {
+        id: row.id.clone(),
+        status: row.status,
+        by: row.responded_by.clone(),
+        at: row.responded_at,
+    }
+}
+
+fn json_column(row: &SqliteRow, column: &str) -> Result<Value, StoreError> {
+    let text: String = row.try_get(column)?;
+    serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("column {column} is not JSON: {e}")))
+}
+
+fn strings_column(row: &SqliteRow, column: &str) -> Result<Vec<String>, StoreError> {
+    let text: String = row.try_get(column)?;
+    serde_json::from_str(&text)
+        .map_err(|e| StoreError::Corrupt(format!("column {column} is not a JSON list: {e}")))
+}
+
+fn decode(row: &SqliteRow) -> Result<Request, StoreError> {
+    let status: String = row.try_get("status")?;
+    let edited: Option<String> = row.try_get("edited_arguments")?;
+    Ok(Request {
+        id: row.try_get("id")?,
+        idempotency_key: row.try_get("idempotency_key")?,
+        run_id: row.try_get("run_id")?,
+        session_id: row.try_get("session_id")?,
+        agent: row.try_get("agent")?,
+        tool_name: row.try_get("tool_name")?,
+        tool_call_id: row.try_get("tool_call_id")?,
+        arguments: json_column(row, "arguments")?,
+        args_hash: row.try_get("args_hash")?,
+        reasons: strings_column(row, "reasons")?,
+        asked_by: row.try_get("asked_by")?,
+        approvers: strings_column(row, "approvers")?,
+        status: Status::parse(&status)
+            .ok_or_else(|| StoreError::Corrupt(format!("unknown status `{status}`")))?,
+        channel: row.try_get("channel")?,
+        channel_message_id: row.try_get("channel_message_id")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        responded_at: row.try_get("responded_at")?,
+        responded_by: row.try_get("responded_by")?,
+        response_note: row.try_get("response_note")?,
+        edited_arguments: edited
+            .map(|t| serde_json::from_str(&t))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("edited_arguments is not JSON: {e}")))?,
+        edited_args_hash: row.try_get("edited_args_hash")?,
+        consumed_at: row.try_get("consumed_at")?,
+        finished_at: row.try_get("finished_at")?,
+    })
+}
