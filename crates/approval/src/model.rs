@@ -65,6 +65,10 @@ pub struct NewRequest {
     pub run_id: String,
     /// The session within the run.
     pub session_id: String,
+    /// Where in the run the ask happened, the same in every attempt of the run (the
+    /// delegation path, the model turn and the event: `t2/call_7/t1:pre_tool_use`); part of
+    /// the re-attach key, so calls that reuse an id in another turn get their own request.
+    pub scope: String,
     /// The agent proposing the call.
     pub agent: String,
     /// The tool (or `user_turn` / `subagent_start` for asks that are not tool calls).
@@ -84,10 +88,17 @@ pub struct NewRequest {
 }
 
 impl NewRequest {
-    /// The re-attach key: agent, run and tool call (and the tool, for asks without a call
-    /// id). A restarted run that proposes the same call finds its row through it.
+    /// The re-attach key: agent, run, scope and tool call (and the tool, for asks without a
+    /// call id). A restarted run that proposes the same call finds its row through it.
     pub fn idempotency_key(&self) -> String {
-        serde_json::json!([self.agent, self.run_id, self.tool_name, self.tool_call_id]).to_string()
+        serde_json::json!([
+            self.agent,
+            self.run_id,
+            self.scope,
+            self.tool_name,
+            self.tool_call_id
+        ])
+        .to_string()
     }
 }
 

@@ -14,6 +14,7 @@ fn asking(call: &str, timeout_seconds: u64) -> NewRequest {
     NewRequest {
         run_id: "run-1".into(),
         session_id: "session-1".into(),
+        scope: "t1:pre_tool_use".into(),
         agent: "ops".into(),
         tool_name: "sql_execute".into(),
         tool_call_id: call.into(),

@@ -1,5 +1,5 @@
 //! Hook files (YAML), user or admin: `hooks:`, and for admin files `network.allow_cidrs`,
-//! `standalone` and `sandbox` (see [`crate::sandbox`]).
+//! `standalone`, `sandbox` (see [`crate::sandbox`]) and `approval` (see [`crate::approval`]).
 
 use std::path::Path;
 
@@ -40,6 +40,8 @@ pub struct HookFile {
     pub standalone: bool,
     /// `sandbox:` (admin only): how the OS sandbox of commands is widened or turned off.
     pub sandbox: crate::sandbox::SandboxSettings,
+    /// `approval:` (admin only): how long asks wait and who may decide them.
+    pub approval: crate::approval::ApprovalSettings,
     /// What was skipped or ignored, and why.
     pub warnings: Vec<Warning>,
 }
@@ -91,7 +93,7 @@ impl HookFile {
                 entry: "(top level)".into(),
                 message: format!(
                     "not a hook file: none of its {} top-level keys is one of `hooks`, \
-                     `network`, `standalone`, `sandbox` (the keys are not shown: the file may \
+                     `network`, `standalone`, `sandbox`, `approval` (the keys are not shown: the file may \
                      be anything){typo}",
                     map.len()
                 ),
@@ -104,6 +106,7 @@ impl HookFile {
             allow_cidrs: Vec::new(),
             standalone: false,
             sandbox: Default::default(),
+            approval: Default::default(),
             warnings: Vec::new(),
         };
         for (key, value) in map {
@@ -128,6 +131,19 @@ impl HookFile {
                     admin,
                 };
                 hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
+            }
+            "approval" if !admin => self.warn(
+                key,
+                "`approval` is honoured in agent files and admin hook files only (pass the file \
+                 with --admin); ignored",
+            ),
+            "approval" => {
+                let mut notes = Vec::new();
+                self.approval =
+                    crate::approval::parse(value, &mut |entry, message| notes.push((entry, message)));
+                for (entry, message) in notes {
+                    self.warn(&entry, message);
+                }
             }
             key if !admin && crate::ADMIN_ONLY_KEYS.contains(&key) => self.warn(
                 key,
@@ -193,7 +209,7 @@ impl HookFile {
 }
 
 /// The keys a hook file may have at its top level.
-const TOP_LEVEL: [&str; 4] = ["hooks", "network", "standalone", "sandbox"];
+const TOP_LEVEL: [&str; 5] = ["hooks", "network", "standalone", "sandbox", "approval"];
 
 fn file_stem(path: &str) -> String {
     Path::new(path)

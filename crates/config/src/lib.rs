@@ -37,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+pub mod approval;
 mod build;
 mod claude;
 mod entry;
@@ -55,6 +56,7 @@ pub mod yaml;
 use std::path::Path;
 
 pub use agent::{AgentConfig, ClassHookSpec};
+pub use approval::{ApprovalSettings, ApproverEntry};
 pub use build::{Assembled, Assembler, Policy, ResolvedHook};
 pub use error::{ConfigError, Result};
 pub use hook_file::{HookFile, Trust};

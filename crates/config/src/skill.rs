@@ -79,6 +79,13 @@ impl Skill {
         }
         // A skill cannot open the sandbox or the network of its own hooks: say so rather than
         // let an author believe it did.
+        if value.get("approval").is_some() {
+            skill.warnings.push(Warning::new(
+                &skill.path,
+                "approval",
+                "`approval` is honoured in agent files and admin hook files only; ignored in a SKILL.md",
+            ));
+        }
         for key in crate::ADMIN_ONLY_KEYS {
             if value.get(key).is_some() {
                 skill.warnings.push(Warning::new(

@@ -20,6 +20,9 @@
 //! skills: [skills/deploy/SKILL.md]       # skills a user may select for a run
 //! subagents:                             # agents `call_agent` may delegate to
 //!   analyst: {file: analyst.yaml, timeout_seconds: 60}
+//! approval:                              # asks: wait 30 min, then deny; who may decide
+//!   timeout_seconds: 1800                #   (default: the OS user running the agent)
+//!   approvers: [ops-lead, {name: dba, tools: ["sql_*"]}]
 //! sandbox:                               # the shell tool's OS sandbox (default: network off,
 //!   network: true                        #   only the workspace and /tmp writable); true: HTTP(S)
 //!                                        #   to public addresses through a guarded proxy
@@ -42,7 +45,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use tollgate_config::{AgentConfig, HookFile, Skill, SkillSet, Trust, Warning};
+use tollgate_config::{AgentConfig, ApprovalSettings, HookFile, Skill, SkillSet, Trust, Warning};
 
 use crate::model::ModelSpec;
 
@@ -138,6 +141,8 @@ struct AgentFileWire {
     subagents: BTreeMap<String, SubagentRef>,
     #[serde(default, deserialize_with = "shell_sandbox")]
     sandbox: ShellSandbox,
+    #[serde(default)]
+    approval: Option<Value>,
     /// Read by [`AgentConfig::parse`] from the same document; named here so the strict
     /// shape accepts it.
     #[serde(default)]
@@ -219,6 +224,8 @@ pub struct AgentDef {
     pub subagents: BTreeMap<String, SubagentRef>,
     /// `sandbox`, its paths resolved.
     pub sandbox: ShellSandbox,
+    /// `approval`: how long asks wait and who may decide them (admin files' keys win).
+    pub approval: ApprovalSettings,
 }
 
 impl AgentDef {
@@ -300,6 +307,21 @@ impl AgentDef {
                 )));
             }
         }
+        let approval = match &wire.approval {
+            Some(value) => {
+                // Strict, as everything in an agent file: a bad entry must not leave the
+                // agent with approvers nobody meant.
+                let mut problems = Vec::new();
+                let settings = tollgate_config::approval::parse(value, &mut |entry, message| {
+                    problems.push(format!("{entry}: {message}"));
+                });
+                if let Some(first) = problems.into_iter().next() {
+                    return Err(invalid(first.replace("; skipped", "").replace("; ignored", "")));
+                }
+                settings
+            }
+            None => ApprovalSettings::default(),
+        };
         let seed = wire
             .seed
             .as_deref()
@@ -373,6 +395,7 @@ impl AgentDef {
                     .map(|p| resolve_path(p, &dir))
                     .collect(),
             },
+            approval,
             dir,
         })
     }
@@ -421,6 +444,7 @@ impl AgentDef {
             warnings: Vec::new(),
             subagents: BTreeMap::new(),
             sandbox: ShellSandbox::default(),
+            approval: ApprovalSettings::default(),
         }
     }
 

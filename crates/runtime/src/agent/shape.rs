@@ -8,7 +8,7 @@ use serde_json::Value;
 use tollgate_config::Warning;
 
 /// The top-level keys of an agent file.
-const AGENT_KEYS: [&str; 18] = [
+const AGENT_KEYS: [&str; 19] = [
     "name",
     "description",
     "model",
@@ -26,6 +26,7 @@ const AGENT_KEYS: [&str; 18] = [
     "skills",
     "subagents",
     "sandbox",
+    "approval",
     "model_config_json",
 ];
 
@@ -50,7 +51,7 @@ pub fn config_shape(value: &Value) -> ConfigShape {
     if map.get("hooks").is_some_and(Value::is_object) {
         return ConfigShape::HookFile;
     }
-    let hook_file_keys = ["hooks", "network", "standalone", "sandbox"];
+    let hook_file_keys = ["hooks", "network", "standalone", "sandbox", "approval"];
     if map
         .keys()
         .any(|k| AGENT_KEYS.contains(&k.as_str()) && !hook_file_keys.contains(&k.as_str()))
