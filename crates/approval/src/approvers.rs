@@ -88,28 +88,37 @@ fn set(name: &str, patterns: &[String]) -> Result<Option<GlobSet>, RuleError> {
     })
 }
 
-/// The configured approvers.
+/// The configured approvers. The default (nothing configured) is the local user.
 #[derive(Debug, Clone, Default)]
 pub struct Approvers {
     rules: Vec<ApproverRule>,
+    configured: bool,
 }
 
 impl Approvers {
-    /// A list of entries (in any order; a name may appear in several entries).
+    /// A configured list of entries (in any order; a name may appear in several entries).
     pub fn new(rules: Vec<ApproverRule>) -> Self {
-        Self { rules }
+        Self {
+            rules,
+            configured: true,
+        }
     }
 
-    /// Whether no entry is configured.
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
+    /// A configured empty list (`approvers: []`): nobody may approve, asks expire.
+    pub fn nobody() -> Self {
+        Self::new(Vec::new())
+    }
+
+    /// Whether a list is configured (else the local user decides).
+    pub fn is_configured(&self) -> bool {
+        self.configured
     }
 
     /// The names that may decide a call of `tool` by `agent`. With no entry configured:
     /// `local_default` (the OS user). May be empty when entries exist but none covers the
     /// call: then nobody can approve it, and it expires.
     pub fn for_call(&self, agent: &str, tool: &str, local_default: &str) -> Vec<String> {
-        if self.rules.is_empty() {
+        if !self.configured {
             return vec![local_default.to_owned()];
         }
         let mut names: Vec<String> = Vec::new();
@@ -159,6 +168,7 @@ mod tests {
             ApproverRule::new("dba", &[], &["sql_*".into()]).unwrap(),
         ]);
         assert!(narrow.for_call("ops", "write_file", "alice").is_empty());
+        assert!(Approvers::nobody().for_call("ops", "t", "alice").is_empty());
     }
 
     #[test]

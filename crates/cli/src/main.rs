@@ -1,5 +1,6 @@
 //! `tollgate`: the command-line interface.
 
+mod approvals;
 mod check;
 mod dispatch;
 mod doctor;
@@ -41,6 +42,9 @@ enum Command {
     /// Exits 0 when the session completed, 1 when it failed (or its agent cannot be built or
     /// hit its turn limit), 2 on bad arguments, 130 when cancelled.
     Run(run::Run),
+    /// Lists and decides confirmation requests (asks waiting for a human) in the approval
+    /// database.
+    Approvals(approvals::Approvals),
     /// List the lifecycle events: canonical name, accepted aliases, and how their hooks run.
     Events,
     /// Print the JSON Schema of what hooks receive (payload), may answer (outcome), or a hook
@@ -146,6 +150,7 @@ fn run_command(cli: Cli) -> Result<ExitCode> {
         Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
         Some(Command::Replay(args)) => return replay::run(args, &mut out),
         Some(Command::Doctor(args)) => return doctor::run(args, &mut out),
+        Some(Command::Approvals(args)) => return approvals::run(args, &mut out),
         Some(Command::Run(args)) => {
             drop(out);
             return run::run(args);

@@ -7,17 +7,23 @@
 //! warnings (skipped hook entries) go to stderr. While a tool or a hook works, a
 //! spinner turns on stderr (only when stderr is a terminal).
 //!
-//! `ask` decisions: with a terminal on stdin the user answers `y`/`n`; otherwise the call is
-//! denied ("approval required").
+//! `ask` decisions: the call waits on a durable confirmation request in the approval database
+//! (`--db`); a live line shows its id, the time left and the command that approves it from
+//! another terminal (`tollgate approvals approve ID`). With a terminal on stdin the user may
+//! also answer inline (`y`, `n [note]`, `e`). Ctrl-C cancels the run and the request.
+//! `--no-approvals` denies every ask at once instead ("approval required"), for runs nobody
+//! watches. `--resume RUN_ID` runs again as run RUN_ID: its asks re-attach to the requests
+//! the earlier attempt filed, and a decision given meanwhile is applied once.
 //!
 //! Exit status: 0 when the session completed; 1 when it failed, hit the turn limit, or its
 //! agent cannot be loaded or built; 2 on bad arguments; 130 when cancelled (Ctrl-C: the running
 //! tool is stopped, `post_tool_use_cancelled` and `session_end` still fire; a second Ctrl-C
 //! exits at once).
 
+mod approve;
 mod failures;
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -28,11 +34,13 @@ use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
-use tollgate_core::{BoxFuture, HooksMode};
+use tollgate_core::HooksMode;
 use tollgate_handlers::text::escape_controls;
-use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver, DenyApprover};
+use tollgate_runtime::gate::{Approver, DenyApprover};
 use tollgate_runtime::trace::{JsonlFile, TraceLine, TraceSink};
-use tollgate_runtime::{CancellationToken, EndStatus, ModelSpec, RunRequest, Services};
+use tollgate_runtime::{
+    CancellationToken, DurableApprover, EndStatus, ModelSpec, RunRequest, Services,
+};
 
 /// Arguments of `tollgate run`.
 #[derive(Debug, Args)]
@@ -58,6 +66,21 @@ pub struct Run {
     /// directory under the system temp dir, kept after the run).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// The approval database that asks wait on (created on first use). Default:
+    /// $TOLLGATE_DB, else $XDG_STATE_HOME/tollgate/tollgate.db, else
+    /// ~/.local/state/tollgate/tollgate.db — per user and outside any workspace, so the
+    /// agent's tools cannot approve their own calls (a database inside the workspace is
+    /// refused). `tollgate approvals` uses the same default.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Run again as run RUN_ID (from the run header or the trace's `run_id`): asks re-attach
+    /// to the approval requests that run filed; a decision given meanwhile is applied once.
+    #[arg(long, value_name = "RUN_ID")]
+    resume: Option<String>,
+    /// Deny every `ask` at once ("approval required") instead of waiting for a decision:
+    /// for runs nobody can approve (CI, batch jobs). No request is filed.
+    #[arg(long, conflicts_with_all = ["db", "resume"])]
+    no_approvals: bool,
     /// The user's message.
     prompt: String,
 }
@@ -101,7 +124,12 @@ pub fn run(args: Run) -> Result<ExitCode> {
         }
     }
     let console = Arc::new(Console::new());
-    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer::new(Arc::clone(&console)))];
+    let approvals_db = (!args.no_approvals)
+        .then(|| args.db.clone().unwrap_or_else(crate::approvals::default_db));
+    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer::new(
+        Arc::clone(&console),
+        approvals_db,
+    ))];
     if let Some(path) = &args.trace {
         let config = std::iter::once(agent.path.as_str())
             .chain(agent.hook_files.iter().map(|f| f.path.as_str()))
@@ -129,11 +157,52 @@ pub fn run(args: Run) -> Result<ExitCode> {
             }
         }
     }
+    if let Some(run_id) = &args.resume
+        && (run_id.trim().is_empty()
+            || run_id.len() > 200
+            || run_id.chars().any(|c| c.is_control() || c.is_whitespace()))
+    {
+        return Ok(fail(
+            2,
+            "--resume: a run id is one word of at most 200 characters (the run header's `run …`)",
+        ));
+    }
+    let db = args.db.clone().unwrap_or_else(crate::approvals::default_db);
+    if !args.no_approvals
+        && let Some(workspace) = args.workspace.as_ref().or(agent.workspace.as_ref())
+        && inside(&db, workspace)
+    {
+        return Ok(fail(
+            2,
+            &format!(
+                "--db {}: the approval database is inside the workspace {}, which the agent's \
+                 tools write: they could approve their own calls; keep it outside",
+                escape_controls(&db.display().to_string()),
+                escape_controls(&workspace.display().to_string())
+            ),
+        ));
+    }
     let cancel = CancellationToken::new();
-    let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
-        Arc::new(TerminalApprover(Arc::clone(&console), cancel.clone()))
-    } else {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let approver: Arc<dyn Approver> = if args.no_approvals {
         Arc::new(DenyApprover)
+    } else {
+        let store = match runtime.block_on(tollgate_approval::Store::open(&db)) {
+            Ok(store) => store,
+            Err(e) => return Ok(fail(1, &escape_controls(&e.to_string()))),
+        };
+        let terminal = approve::Terminal::new(
+            Arc::clone(&console),
+            &db,
+            std::io::stdin().is_terminal(),
+        );
+        Arc::new(
+            DurableApprover::new(store, tollgate_approval::os_user(), cancel.clone())
+                .with_inline(Arc::new(terminal)),
+        )
     };
     let services = Services {
         approver,
@@ -152,11 +221,8 @@ pub fn run(args: Run) -> Result<ExitCode> {
         skills,
         model,
         workspace: args.workspace,
+        run_id: args.resume,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     // First signal: cancel (running hooks finish under their deadlines so their decisions are
     // recorded; the running tool is stopped; `session_end` fires). Second signal: quit now.
     let quit = CancellationToken::new();
@@ -300,13 +366,16 @@ impl Console {
 struct Renderer {
     console: Arc<Console>,
     failures: failures::Failures,
+    /// The approval database, for the command a waiting line shows.
+    db: Option<PathBuf>,
 }
 
 impl Renderer {
-    fn new(console: Arc<Console>) -> Self {
+    fn new(console: Arc<Console>, db: Option<PathBuf>) -> Self {
         Self {
             console,
             failures: failures::Failures::default(),
+            db,
         }
     }
 }
@@ -338,8 +407,13 @@ impl TraceSink for Renderer {
                 } else {
                     compact(line.get("skills"))
                 };
+                let run = if line.origin.depth == 0 {
+                    format!(" · run {}", shorten(&line.origin.run_id, 200))
+                } else {
+                    String::new()
+                };
                 console.say(&format!(
-                    "{pad}▶ {tag}agent `{}` · model {} · hooks {} ({} registered) · skills {skills}",
+                    "{pad}▶ {tag}agent `{}` · model {} · hooks {} ({} registered) · skills {skills}{run}",
                     shorten(&line.origin.agent, 80),
                     field("model"),
                     field("hooks"),
@@ -380,19 +454,63 @@ impl TraceSink for Renderer {
                     console.say(&failed);
                 }
             }
-            "approval" => {
-                let approved = line
-                    .get("approved")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
+            "approval_waiting" => {
+                let id = field("request_id");
+                let command = self
+                    .db
+                    .as_deref()
+                    .map(|db| format!(" · approve: {}", approve::approve_command(&id, db)))
+                    .unwrap_or_default();
+                let expires = line
+                    .get("expires_at_ms")
+                    .and_then(Value::as_i64)
+                    .map(tollgate_approval::format_ms)
+                    .unwrap_or_default();
+                let again = if line.get("attached").and_then(Value::as_bool) == Some(true) {
+                    format!(" (re-attached, {})", field("status"))
+                } else {
+                    String::new()
+                };
                 console.say(&format!(
-                    "{pad}  ? asked by {}: {} → {} by {}",
+                    "{pad}  ⏸ waiting for approval {id}{again}: {} · expires {expires}{command}",
+                    shorten(&field("reason"), 200),
+                ));
+            }
+            "approval" => {
+                let status = field("status");
+                let word = match status.as_str() {
+                    "approved" => "approved",
+                    "rejected" => "rejected",
+                    "" => "not approved",
+                    other => other,
+                };
+                let note = line
+                    .get("note")
+                    .and_then(Value::as_str)
+                    .map(|n| format!(" — {}", shorten(n, 200)))
+                    .unwrap_or_default();
+                let via = line
+                    .get("channel")
+                    .and_then(Value::as_str)
+                    .map(|c| format!(" via {}", shorten(c, 40)))
+                    .unwrap_or_default();
+                console.clear();
+                console.say(&format!(
+                    "{pad}  ? asked by {}: {} → {word} by {}{via}{note}",
                     field("asked_by"),
                     shorten(&field("reason"), 200),
-                    if approved { "approved" } else { "not approved" },
                     field("by")
                 ));
             }
+            "approval_correction" => console.say(&format!(
+                "{pad}  ✎ arguments corrected by {}: {}",
+                field("by"),
+                shorten(&compact(line.get("corrected")), 200)
+            )),
+            "approval_refused" => console.say(&format!(
+                "{pad}  ✗ not run: {}",
+                shorten(&field("reason"), 300)
+            )),
             "tool_started" => console.spin(format!("running {}", field("tool_name"))),
             "observation" => {
                 console.clear();
@@ -539,49 +657,25 @@ fn clean(text: &str) -> String {
         .join("\n")
 }
 
-/// Asks the person at the terminal.
-/// Asks the person at the terminal; a cancelled run stops waiting for the answer.
-struct TerminalApprover(Arc<Console>, CancellationToken);
-
-impl Approver for TerminalApprover {
-    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        let console = Arc::clone(&self.0);
-        let question = format!(
-            "approve `{}` {}?\n  reason: {}\n  [y/N] ",
-            shorten(&request.tool_name, 200),
-            shorten(&request.arguments.to_string(), 300),
-            shorten(&request.reason, 300)
-        );
-        let cancel = self.1.clone();
-        Box::pin(async move {
-            let asking = tokio::task::spawn_blocking(move || {
-                console.clear();
-                // Answers typed ahead must not approve a request nobody has seen yet.
-                let _ = nix::sys::termios::tcflush(
-                    std::io::stdin(),
-                    nix::sys::termios::FlushArg::TCIFLUSH,
-                );
-                eprint!("{question}");
-                let mut line = String::new();
-                std::io::stdin().lock().read_line(&mut line).map(|_| line)
-            });
-            let answer = tokio::select! {
-                answer = asking => answer,
-                () = cancel.cancelled() => {
-                    return Approval {
-                        approved: false,
-                        by: "terminal".into(),
-                        note: Some("the run was cancelled before anyone answered".into()),
-                    };
-                }
-            };
-            let approved =
-                matches!(answer, Ok(Ok(ref line)) if matches!(line.trim(), "y" | "Y" | "yes"));
-            Approval {
-                approved,
-                by: "terminal".into(),
-                note: None,
+/// Whether `path` (which may not exist yet) lies inside `dir`.
+fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
+    let real = |p: &std::path::Path| {
+        // The nearest existing ancestor, made real, with the rest appended.
+        let mut base = p.to_path_buf();
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(real) = std::fs::canonicalize(&base) {
+                return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
             }
-        })
-    }
+            match (base.file_name().map(ToOwned::to_owned), base.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    base = parent.to_path_buf();
+                }
+                _ => return p.to_path_buf(),
+            }
+        }
+    };
+    let dir = real(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
+    real(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())).starts_with(dir)
 }

@@ -83,38 +83,112 @@ impl PermissionGate for RuntimeGate {
 /// One call waiting for a human.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// The run.
+    pub run_id: String,
+    /// The session asking.
+    pub session_id: String,
+    /// Where in the run the ask happened, stable across attempts of the run (delegation path,
+    /// model turn, event); with the agent, the run and the call id it is the re-attach key.
+    pub scope: String,
     /// The agent asking.
     pub agent: String,
-    /// The tool.
+    /// The tool (`user_turn` for a prompt that asks).
     pub tool_name: String,
     /// The model's call id.
     pub tool_call_id: String,
-    /// The arguments the call would run with.
+    /// The arguments the call would run with (after hooks rewrote them).
     pub arguments: Value,
     /// Why a human is asked.
     pub reason: String,
     /// Who asked: a hook's name or `permission_gate`.
     pub asked_by: String,
+    /// Who may decide (from the agent's and admin files' `approval.approvers`, else the OS
+    /// user).
+    pub approvers: Vec<String>,
+    /// How long the request waits before it expires and denies, in seconds.
+    pub timeout_seconds: u64,
 }
 
 /// A human's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Approval {
     /// Whether the call may run.
     pub approved: bool,
-    /// Who or what answered (`terminal`, `non_interactive`, a user id).
+    /// How it ended: `approved`, `rejected`, `expired`, `cancelled`, `already_run` (approved
+    /// and used in an earlier attempt of the run) or `error` (the approval store failed).
+    pub status: String,
+    /// Who or what answered (`terminal`, `non_interactive`, `timeout`, an approver's name).
     pub by: String,
-    /// Why, when given.
+    /// The decider's note, or why it ended as it did. A rejection's note reaches the model.
     pub note: Option<String>,
+    /// Arguments the approver edited: the call runs with these (after the gate reviews them).
+    pub edited_arguments: Option<Value>,
+    /// The durable request, when there is one.
+    pub request_id: Option<String>,
+    /// The channel the decision came through (`cli`, `tty`, …), when known.
+    pub channel: Option<String>,
 }
 
-/// Where `ask` decisions go. The durable approval gate plugs in here.
+impl Approval {
+    /// An answer without a durable request (terminal prompt, non-interactive run).
+    pub fn plain(approved: bool, by: &str, note: Option<String>) -> Self {
+        Self {
+            approved,
+            status: if approved { "approved" } else { "rejected" }.into(),
+            by: by.into(),
+            note,
+            edited_arguments: None,
+            request_id: None,
+            channel: None,
+        }
+    }
+}
+
+/// A request that was filed and now waits (shown to a person, written to the trace).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    /// The request's id.
+    pub request_id: String,
+    /// When it expires, in milliseconds since the Unix epoch.
+    pub expires_at_ms: i64,
+    /// Who may decide.
+    pub approvers: Vec<String>,
+    /// `true` when the run re-attached to a request an earlier attempt filed.
+    pub attached: bool,
+    /// Its status now (`pending`, or a decision made while the run was away).
+    pub status: String,
+}
+
+/// Where `ask` decisions go: the terminal prompt, the non-interactive denial, or the durable
+/// approval store ([`crate::approval::DurableApprover`]).
 pub trait Approver: Send + Sync {
-    /// Asks for a decision on one call.
+    /// Asks for a decision on one call. `waiting` is told once the request is filed (before
+    /// any decision), so the run can show and record "waiting for approval (<id>)".
     ///
     /// # Cancel safety
-    /// The future may be dropped (the run was cancelled); the call then does not run.
-    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
+    /// The future may be dropped (the run was force-stopped); the call then does not run. A
+    /// durable request stays pending and a resumed run re-attaches to it.
+    fn ask<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+        waiting: &'a (dyn Fn(&Waiting) + Send + Sync),
+    ) -> BoxFuture<'a, Approval>;
+
+    /// Takes an approval to run its call with `arguments`, once, right before the tool
+    /// starts. `Err` (already used, arguments not the approved ones, store failure): the call
+    /// must not run.
+    fn consume<'a>(
+        &'a self,
+        _approval: &'a Approval,
+        _arguments: &'a Value,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Records that a consumed call's tool returned (however it ended).
+    fn finish<'a>(&'a self, _approval: &'a Approval) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The non-interactive answer: every `ask` is denied with "approval required".
@@ -122,12 +196,16 @@ pub trait Approver: Send + Sync {
 pub struct DenyApprover;
 
 impl Approver for DenyApprover {
-    fn ask<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        Box::pin(std::future::ready(Approval {
-            approved: false,
-            by: "non_interactive".into(),
-            note: Some("approval required, and nobody can approve in a non-interactive run".into()),
-        }))
+    fn ask<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+        _waiting: &'a (dyn Fn(&Waiting) + Send + Sync),
+    ) -> BoxFuture<'a, Approval> {
+        Box::pin(std::future::ready(Approval::plain(
+            false,
+            "non_interactive",
+            Some("approval required, and nobody can approve in a non-interactive run".into()),
+        )))
     }
 }
 

@@ -15,6 +15,7 @@
 //!     skills: vec![],
 //!     model: None,
 //!     workspace: None,
+//!     run_id: None,
 //! };
 //! let report = run(request, &Services::default(), vec![trace.clone()], Default::default()).await;
 //! println!("{:?}: {:?} ({} trace lines)", report.status, report.answer, trace.lines().len());
@@ -22,6 +23,7 @@
 //! ```
 
 pub mod agent;
+pub mod approval;
 pub mod gate;
 pub mod model;
 pub mod session;
@@ -29,7 +31,8 @@ pub mod tools;
 pub mod trace;
 
 pub use agent::{AgentDef, AgentError, ConfigShape, config_shape, config_shape_of};
-pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate};
+pub use approval::{ApprovalPolicy, DurableApprover, InlineAnswer, InlineChannel};
+pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate, Waiting};
 pub use model::{Model, ModelSpec};
 pub use session::{Assembly, EndStatus, RunReport, RunRequest, Services, assemble, run};
 pub use tokio_util::sync::CancellationToken;

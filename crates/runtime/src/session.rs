@@ -46,13 +46,14 @@ use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
-    Decision, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
+    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
     ToolCancelled, ToolFailure, ToolResult, UserTurn,
 };
 use tollgate_sandbox::{Network, Policy as SandboxPolicy, Sandbox};
 
 use crate::agent::AgentDef;
-use crate::gate::{ApprovalRequest, Approver, DenyApprover, RuntimeGate};
+use crate::approval::ApprovalPolicy;
+use crate::gate::{Approver, DenyApprover, RuntimeGate};
 use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
 use crate::tools::{
     self, BASH_TOOL, BashTool, CALL_AGENT_TOOL, ShellContainment, Tool, ToolEnv, ToolError,
@@ -60,6 +61,7 @@ use crate::tools::{
 };
 use crate::trace::{Origin, Step, Trace, TraceSink};
 
+mod admit;
 mod delegate;
 
 use delegate::call_agent_spec;
@@ -113,6 +115,9 @@ pub struct RunRequest {
     pub model: Option<ModelSpec>,
     /// Overrides the agent file's workspace.
     pub workspace: Option<PathBuf>,
+    /// Resumes run `run_id`: its asks re-attach to the approval requests an earlier attempt
+    /// of the run filed (a decision given meanwhile is applied once). `None`: a new run.
+    pub run_id: Option<String>,
 }
 
 /// How a session ended.
@@ -211,7 +216,7 @@ pub async fn run(
     sinks: Vec<Arc<dyn TraceSink>>,
     cancel: CancellationToken,
 ) -> RunReport {
-    let run_id = new_id("run");
+    let run_id = request.run_id.clone().unwrap_or_else(|| new_id("run"));
     let trace = Trace::new(
         Origin {
             run_id: run_id.clone(),
@@ -255,6 +260,7 @@ pub async fn run(
         skills: selected,
         trace,
         depth: 0,
+        scope: String::new(),
         cancel,
         soft_deadline: None,
         cancel_cause: Arc::default(),
@@ -414,6 +420,9 @@ struct SessionSetup {
     skills: Vec<String>,
     trace: Trace,
     depth: u32,
+    /// Where the session sits in the run (`t2/call_7/` for a sub-agent started by call
+    /// `call_7` of the caller's second turn); empty for the top session.
+    scope: String,
     cancel: CancellationToken,
     soft_deadline: Option<Instant>,
     /// Set before `cancel` fires when the caller force-stops this session.
@@ -431,6 +440,11 @@ struct Session<'s> {
     trace: Trace,
     common: PayloadCommon,
     depth: u32,
+    scope: String,
+    /// The model turn in progress (1-based).
+    turn: AtomicU32,
+    gate: Arc<RuntimeGate>,
+    approval: ApprovalPolicy,
     cancel: CancellationToken,
     soft_deadline: Option<Instant>,
     cancel_cause: Arc<OnceLock<String>>,
@@ -480,6 +494,7 @@ impl<'s> Session<'s> {
             skills,
             trace,
             depth,
+            scope,
             cancel,
             soft_deadline,
             cancel_cause,
@@ -508,6 +523,11 @@ impl<'s> Session<'s> {
                 &warning.message,
             ));
         }
+        let approval = ApprovalPolicy::resolve(&def.approval, &services.admin);
+        for problem in &approval.problems {
+            trace.emit(warning_step(&def.path, "approval.approvers", problem));
+        }
+        let gate = Arc::new(assembly.gate);
         let skills = assembly.skills;
         let registry = assembly.registry;
         let (shell, shell_env) = (assembly.shell, assembly.shell_env);
@@ -515,7 +535,7 @@ impl<'s> Session<'s> {
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
             .with_detached_observer(Arc::new(DetachedToTrace(trace.clone())))
-            .with_permission_gate(Arc::new(assembly.gate));
+            .with_permission_gate(gate.clone());
         let spec = model.or_else(|| def.model.clone()).ok_or_else(|| {
             fail(
                 &trace,
@@ -615,6 +635,10 @@ impl<'s> Session<'s> {
             trace,
             common,
             depth,
+            scope,
+            turn: AtomicU32::new(0),
+            gate,
+            approval,
             cancel,
             soft_deadline,
             cancel_cause,
@@ -700,7 +724,7 @@ impl<'s> Session<'s> {
                     About::Session,
                 )
                 .await;
-            if let Some(why) = refusal(&turn, self.services, &self.def.name, "user_turn").await {
+            if let Some(why) = self.prompt_refused(&turn).await {
                 return Ending::failed(format!("the prompt was refused: {why}"), 0);
             }
             let mut messages = Vec::new();
@@ -725,6 +749,7 @@ impl<'s> Session<'s> {
                 return Ending::new(EndStatus::TurnLimit, turns);
             }
             turns += 1;
+            self.turn.store(turns, Ordering::Relaxed);
             let request = ModelRequest {
                 messages: &messages,
                 tools: &self.specs,
@@ -832,9 +857,6 @@ impl<'s> Session<'s> {
             tool_input: args,
         };
         let pre = self.emit(call.clone(), About::Call(id)).await;
-        if let Some(why) = self.refused(&pre, &call).await {
-            return observe("denied", why);
-        }
         let call = match pre.modified_args.clone() {
             Some(args) => ToolCall {
                 tool_input: args,
@@ -842,10 +864,16 @@ impl<'s> Session<'s> {
             },
             None => call,
         };
+        let (call, approval) = match self.admit(&pre, call).await {
+            Ok(admitted) => admitted,
+            Err(why) => return observe("denied", why),
+        };
         // `Err(when)`: cancelled, before or while the tool ran.
         let ran: Result<Result<Value, ToolError>, &str> = if self.cancel.is_cancelled() {
             // Cancelled while hooks (or a human) decided: nothing new starts.
             Err("before the tool started")
+        } else if let Some(why) = self.take(approval.as_ref(), &call).await {
+            return observe("denied", why);
         } else {
             self.trace.emit(Step::new(
                 "tool_started",
@@ -873,6 +901,11 @@ impl<'s> Session<'s> {
                 Ok(self.execute(&call).await)
             }
         };
+        if let Some(approval) = &approval
+            && !matches!(ran, Err(w) if w.starts_with("before"))
+        {
+            self.services.approver.finish(approval).await;
+        }
         match ran {
             Err(when) => {
                 let reason = format!("{} {when}", self.cancel_cause());
@@ -922,28 +955,6 @@ impl<'s> Session<'s> {
                 let mut context = pre.additional_context.clone();
                 context.extend(post.additional_context.iter().cloned());
                 observe("ok", with_context(observation_text(shown), &context))
-            }
-        }
-    }
-
-    /// The observation when `pre` (after asking a human, if it asks) refuses the call.
-    async fn refused(&self, pre: &DispatchOutcome, call: &ToolCall) -> Option<String> {
-        match &pre.decision {
-            Decision::Allow => None,
-            Decision::Deny { .. } => pre.observation(),
-            Decision::Ask { reason } => {
-                let request = ApprovalRequest {
-                    agent: self.def.name.clone(),
-                    tool_name: call.tool_name.clone(),
-                    tool_call_id: call.tool_call_id.clone(),
-                    arguments: pre
-                        .modified_args
-                        .clone()
-                        .unwrap_or_else(|| call.tool_input.clone()),
-                    reason: reason.clone(),
-                    asked_by: decided_by(pre).unwrap_or_default(),
-                };
-                ask(self.services, &self.trace, &request).await
             }
         }
     }
@@ -1023,56 +1034,6 @@ fn warning_step(file: &str, entry: &str, message: &str) -> Step {
         "warning",
         json!({"file": file, "entry": entry, "message": message}),
     )
-}
-
-/// The observation when a blocking non-tool event (`user_turn`) refuses; asks a human on `ask`.
-async fn refusal(
-    outcome: &DispatchOutcome,
-    services: &Services,
-    agent: &str,
-    what: &str,
-) -> Option<String> {
-    match &outcome.decision {
-        Decision::Allow => None,
-        Decision::Deny { .. } => outcome.observation(),
-        Decision::Ask { reason } => {
-            let request = ApprovalRequest {
-                agent: agent.to_owned(),
-                tool_name: what.to_owned(),
-                tool_call_id: String::new(),
-                arguments: Value::Null,
-                reason: reason.clone(),
-                asked_by: decided_by(outcome).unwrap_or_default(),
-            };
-            let answer = services.approver.ask(&request).await;
-            (!answer.approved).then(|| format!("not approved by {}", answer.by))
-        }
-    }
-}
-
-/// Asks a human; `None` when approved, else what the model observes.
-async fn ask(services: &Services, trace: &Trace, request: &ApprovalRequest) -> Option<String> {
-    let answer = services.approver.ask(request).await;
-    trace.emit(Step::new(
-        "approval",
-        json!({
-            "tool_call_id": request.tool_call_id,
-            "tool_name": request.tool_name,
-            "reason": request.reason,
-            "asked_by": request.asked_by,
-            "approved": answer.approved,
-            "by": answer.by,
-            "note": answer.note,
-        }),
-    ));
-    if answer.approved {
-        return None;
-    }
-    let note = answer.note.map(|n| format!(" ({n})")).unwrap_or_default();
-    Some(format!(
-        "Tool call denied: it needed approval ({}), and {} did not approve it{note}",
-        request.reason, answer.by
-    ))
 }
 
 fn with_context(mut text: String, context: &[String]) -> String {

@@ -13,11 +13,9 @@ use tollgate_protocol::{
 };
 
 use super::{
-    About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, ask, decided_by,
-    new_id,
+    About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, new_id,
 };
 use crate::agent::AgentDef;
-use crate::gate::ApprovalRequest;
 use crate::model::ToolSpec;
 use crate::tools::{CALL_AGENT_TOOL, ToolError, string_arg};
 use crate::trace::{Origin, Step};
@@ -59,18 +57,10 @@ impl Session<'_> {
             duration: begun.elapsed(),
             ending,
         };
-        let request = ApprovalRequest {
-            agent: self.def.name.clone(),
-            tool_name: CALL_AGENT_TOOL.into(),
-            tool_call_id: call.tool_call_id.clone(),
-            arguments: call.tool_input.clone(),
-            reason: started.decision.reason().unwrap_or_default().to_owned(),
-            asked_by: decided_by(&started).unwrap_or_default(),
-        };
         let refusal = match &started.decision {
             Decision::Allow => None,
             Decision::Deny { reason } => Some(format!("the delegation was denied: {reason}")),
-            Decision::Ask { .. } => ask(self.services, &self.trace, &request).await,
+            Decision::Ask { .. } => self.delegation_refused(call, &started).await,
         };
         let refusal = refusal.or_else(|| {
             self.cancel.is_cancelled().then(|| {
@@ -123,6 +113,12 @@ impl Session<'_> {
             }),
             def: child_def,
             depth: self.depth + 1,
+            scope: format!(
+                "{}t{}/{}/",
+                self.scope,
+                self.turn.load(Ordering::Relaxed),
+                call.tool_call_id
+            ),
             cancel: child_cancel.clone(),
             soft_deadline: Some(begun + timeout),
             cancel_cause: Arc::clone(&cause),

@@ -250,6 +250,7 @@ async fn regression_a_workspace_holding_the_hooks_let_the_model_rewrite_them() {
         skills: vec![],
         model: None,
         workspace: None,
+        run_id: None,
     };
     let report = tollgate_runtime::run(
         request,

@@ -64,6 +64,7 @@ async fn a_hundred_concurrent_runs_keep_their_skills_apart() {
                 skills: explicit,
                 model: None,
                 workspace: Some(ws.path().to_owned()),
+                run_id: None,
             };
             let report = tollgate_runtime::run(
                 request,

@@ -255,16 +255,14 @@ async fn the_shell_analyzer_gates_the_bash_tool_and_rewrites_are_re_reviewed() {
 struct Recorded(Mutex<Vec<ApprovalRequest>>, bool);
 
 impl Approver for Recorded {
-    fn ask<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+    fn ask<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+        _waiting: &'a (dyn Fn(&Waiting) + Send + Sync),
+    ) -> BoxFuture<'a, Approval> {
         self.0.lock().unwrap().push(request.clone());
         let approved = self.1;
-        Box::pin(async move {
-            Approval {
-                approved,
-                by: "tester".into(),
-                note: None,
-            }
-        })
+        Box::pin(async move { Approval::plain(approved, "tester", None) })
     }
 }
 

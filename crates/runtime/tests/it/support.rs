@@ -109,6 +109,7 @@ pub async fn run_traced(
         skills: vec![],
         model: None,
         workspace: Some(agent.parent().unwrap().join("ws")),
+        run_id: None,
     };
     let mut sinks: Vec<Arc<dyn TraceSink>> = vec![collect.clone()];
     sinks.extend(extra);
