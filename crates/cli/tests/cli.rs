@@ -6,6 +6,8 @@ use std::process::Command;
 
 #[path = "cli/agent_file.rs"]
 mod agent_file;
+#[path = "cli/approvals.rs"]
+mod approvals;
 #[path = "cli/check.rs"]
 mod check;
 #[path = "cli/controls.rs"]

@@ -383,7 +383,7 @@ fn small_agent(dir: &Path, extra: &str, script: &str) -> String {
 }
 
 #[test]
-fn an_ask_without_a_terminal_is_denied_as_approval_required() {
+fn an_ask_with_no_approvals_is_denied_as_approval_required() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"role":"assistant","content":null,"tool_calls":[{"id":"w1","type":"function","function":{"name":"write_file","arguments":{"path":"x.txt","content":"x"}}}]}
 {"role":"assistant","content":"ok"}"#;
@@ -402,6 +402,7 @@ fn an_ask_without_a_terminal_is_denied_as_approval_required() {
             &ws,
             "--trace",
             &trace,
+            "--no-approvals",
             "go",
         ],
         &[],
