@@ -255,7 +255,7 @@ impl Store {
             &mut tx,
             &request.id,
             now,
-            &new.agent,
+            &format!("agent:{}", new.agent),
             action,
             (true, status, status),
             None,

@@ -130,7 +130,7 @@ async fn the_first_decision_wins_and_the_loser_is_told_by_whom() {
     assert_eq!(
         outcomes,
         [
-            ("create", "applied", "ops"),
+            ("create", "applied", "agent:ops"),
             ("approve", "applied", "ops-lead"),
             ("reject", "refused", "dba")
         ]

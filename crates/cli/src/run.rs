@@ -190,17 +190,13 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let approver: Arc<dyn Approver> = if args.no_approvals {
         Arc::new(DenyApprover)
     } else {
-        let store = match runtime.block_on(tollgate_approval::Store::open(&db)) {
-            Ok(store) => store,
-            Err(e) => return Ok(fail(1, &escape_controls(&e.to_string()))),
-        };
         let terminal = approve::Terminal::new(
             Arc::clone(&console),
             &db,
             std::io::stdin().is_terminal(),
         );
         Arc::new(
-            DurableApprover::new(store, tollgate_approval::os_user(), cancel.clone())
+            DurableApprover::new(db, tollgate_approval::os_user(), cancel.clone())
                 .with_inline(Arc::new(terminal)),
         )
     };

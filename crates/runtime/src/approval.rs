@@ -96,19 +96,22 @@ pub struct InlineAnswer {
 
 /// The [`Approver`] backed by the approval store.
 pub struct DurableApprover {
-    store: Store,
+    db: PathBuf,
+    /// Opened at the first ask, so a run that never asks creates no database.
+    store: tokio::sync::OnceCell<Store>,
     me: String,
     cancel: CancellationToken,
     inline: Option<Arc<dyn InlineChannel>>,
 }
 
 impl DurableApprover {
-    /// An approver filing into `store`. `me` is the local user (who cancels, and who answers
-    /// inline through channel `tty`); `cancel` is the run's cancel token: when it fires, a
-    /// pending request is cancelled.
-    pub fn new(store: Store, me: impl Into<String>, cancel: CancellationToken) -> Self {
+    /// An approver filing into the approval database at `db` (created at the first ask). `me`
+    /// is the local user (who cancels, and who answers inline through channel `tty`);
+    /// `cancel` is the run's cancel token: when it fires, a pending request is cancelled.
+    pub fn new(db: impl Into<PathBuf>, me: impl Into<String>, cancel: CancellationToken) -> Self {
         Self {
-            store,
+            db: db.into(),
+            store: tokio::sync::OnceCell::new(),
             me: me.into(),
             cancel,
             inline: None,
@@ -122,12 +125,19 @@ impl DurableApprover {
         self
     }
 
-    /// The store's file.
-    pub fn db_path(&self) -> PathBuf {
-        self.store.path().to_path_buf()
+    /// The database file.
+    pub fn db_path(&self) -> &std::path::Path {
+        &self.db
     }
 
-    async fn settle(&self, request: &ApprovalRequest, filed: Request) -> Approval {
+    async fn store(&self) -> Result<&Store, String> {
+        self.store
+            .get_or_try_init(|| Store::open(&self.db))
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn settle(&self, store: &Store, request: &ApprovalRequest, filed: Request) -> Approval {
         if filed.status.is_terminal() {
             return self.answer(request, &filed);
         }
@@ -135,15 +145,14 @@ impl DurableApprover {
         let waited = tokio::select! {
             biased;
             () = self.cancel.cancelled() => {
-                let _ = self
-                    .store
+                let _ = store
                     .cancel(&id, &self.me, "the run was cancelled while it waited for approval")
                     .await;
-                self.store.get(&id).await.map_err(Refused::from).and_then(|row| {
+                store.get(&id).await.map_err(Refused::from).and_then(|row| {
                     row.ok_or(Refused::NotFound { id: id.clone() })
                 })
             }
-            decided = self.store.wait(&id, POLL) => decided,
+            decided = store.wait(&id, POLL) => decided,
             Some(answer) = inline(self.inline.as_deref(), &filed) => {
                 let decision = Decision {
                     verdict: answer.verdict,
@@ -152,8 +161,8 @@ impl DurableApprover {
                     note: answer.note,
                 };
                 // Someone else may have decided first: the store's row is the answer.
-                let _ = self.store.decide(&id, &decision).await;
-                self.store.wait(&id, POLL).await
+                let _ = store.decide(&id, &decision).await;
+                store.wait(&id, POLL).await
             }
         };
         match waited {
@@ -237,7 +246,11 @@ impl Approver for DurableApprover {
                 approvers: request.approvers.clone(),
                 timeout_seconds: request.timeout_seconds,
             };
-            let filed = match self.store.file(&new).await {
+            let store = match self.store().await {
+                Ok(store) => store,
+                Err(e) => return store_failed(&e),
+            };
+            let filed = match store.file(&new).await {
                 Ok(filed) => filed,
                 Err(e) => return store_failed(&e.to_string()),
             };
@@ -248,7 +261,7 @@ impl Approver for DurableApprover {
                 attached: filed.attached,
                 status: filed.request.status.as_str().into(),
             });
-            self.settle(request, filed.request).await
+            self.settle(store, request, filed.request).await
         })
     }
 
@@ -261,8 +274,9 @@ impl Approver for DurableApprover {
             let Some(id) = &approval.request_id else {
                 return Ok(());
             };
-            self.store
-                .consume(id, &self.me, arguments)
+            self.store()
+                .await?
+                .consume(id, "runtime", arguments)
                 .await
                 .map(drop)
                 .map_err(|e| e.to_string())
@@ -271,9 +285,14 @@ impl Approver for DurableApprover {
 
     fn finish<'a>(&'a self, approval: &'a Approval) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            if let Some(id) = &approval.request_id
-                && let Err(e) = self.store.finish(id, &self.me).await
-            {
+            let Some(id) = &approval.request_id else {
+                return;
+            };
+            let finished = match self.store().await {
+                Ok(store) => store.finish(id, "runtime").await.map(drop).map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = finished {
                 tracing::warn!("cannot record the end of approved call {id}: {e}");
             }
         })

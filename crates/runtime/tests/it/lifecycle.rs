@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicUsize;
 
 use serde_json::{Value, json};
 use tollgate_core::{BoxFuture, HooksMode};
-use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver};
+use tollgate_runtime::gate::{Approval, ApprovalRequest, Approver, Waiting};
 use tollgate_runtime::trace::TraceLine;
 use tollgate_runtime::{CancellationToken, EndStatus, Services};
 
