@@ -1,9 +1,10 @@
 //! Selecting the hooks of one event that a payload's match target (tool name or agent type)
 //! selects through their `tools` globs, with a per-registry cache of the results.
 
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
+use foldhash::fast::RandomState;
 use globset::{Candidate, GlobSet};
 
 use crate::error::Result;
@@ -37,6 +38,9 @@ pub(crate) struct EventHooks {
 /// borrowed for as long as the registry lives). Empty selections are not kept, so the no-match
 /// path never allocates.
 struct SelectionCache {
+    /// Seeded per registry. foldhash rather than SipHash: hashing the target was a tenth of a
+    /// dispatch, and a name crafted to collide can only crowd targets out of the cache (probing
+    /// is bounded), never slow a lookup down.
     hasher: RandomState,
     slots: Box<[Slot]>,
 }
@@ -80,7 +84,7 @@ impl<'a> Candidates<'a> {
 impl SelectionCache {
     fn new() -> Self {
         Self {
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             slots: (0..CACHE_CAPACITY).map(|_| OnceLock::new()).collect(),
         }
     }
