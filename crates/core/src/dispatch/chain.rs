@@ -215,6 +215,11 @@ impl Chain {
             rewrote: false,
         };
         let step = match settled {
+            // Most hooks answer a plain allow: nothing to fold, only the record.
+            Settled::Answered(outcome) if outcome.is_plain_allow() => {
+                run.decision = Some(Decision::Allow);
+                Step::Continue
+            }
             Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
                 Ok(()) => self.answered(entry, mode, outcome, &mut run),
                 Err(message) => {
