@@ -1,9 +1,11 @@
 //! Selecting the hooks of one event that a payload's match target (tool name or agent type)
 //! selects through their `tools` globs, with a per-registry cache of the results.
 
-use std::hash::{BuildHasher, RandomState};
+use std::borrow::Cow;
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
+use foldhash::fast::RandomState;
 use globset::{Candidate, GlobSet};
 
 use crate::error::Result;
@@ -28,6 +30,8 @@ pub(crate) struct EventHooks {
     glob_owner: Vec<u32>,
     /// Indexes of the entries without `tools` globs (ascending).
     untooled: Vec<u32>,
+    /// `0..entries.len()`: the selection of every entry.
+    every: Box<[u32]>,
     /// Non-empty selections by match target, when globs apply.
     cache: Option<SelectionCache>,
 }
@@ -37,6 +41,9 @@ pub(crate) struct EventHooks {
 /// borrowed for as long as the registry lives). Empty selections are not kept, so the no-match
 /// path never allocates.
 struct SelectionCache {
+    /// Seeded per registry. foldhash rather than SipHash: hashing the target was a tenth of a
+    /// dispatch, and a name crafted to collide can only crowd targets out of the cache (probing
+    /// is bounded), never slow a lookup down.
     hasher: RandomState,
     slots: Box<[Slot]>,
 }
@@ -44,43 +51,33 @@ struct SelectionCache {
 /// One remembered selection: the match target and the indexes of the entries it selects.
 type Slot = OnceLock<(Box<str>, Box<[u32]>)>;
 
-/// The entries a payload selects, in run order.
-pub(crate) enum Candidates<'a> {
-    /// No entry.
-    None,
-    /// Every entry (the event's payloads have no match target, or no entry has globs).
-    All(&'a [Entry]),
-    /// The entries at these indexes (a remembered selection).
-    Listed(&'a [Entry], &'a [u32]),
-    /// The entries at these indexes (a selection the cache had no room for).
-    Unlisted(&'a [Entry], Vec<u32>),
+/// The entries a payload selects, in run order: indexes into the event's entries, borrowed
+/// (every entry, or a remembered selection) or owned (a selection the cache had no room for).
+/// One shape for all cases, so that walking it costs no branch on where the indexes live.
+pub(crate) struct Candidates<'a> {
+    entries: &'a [Entry],
+    indexes: Cow<'a, [u32]>,
 }
 
 impl<'a> Candidates<'a> {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Self::None => 0,
-            Self::All(entries) => entries.len(),
-            Self::Listed(_, indexes) => indexes.len(),
-            Self::Unlisted(_, indexes) => indexes.len(),
-        }
+    /// The event's entries and the indexes of the selected ones, in run order.
+    pub(crate) fn split(&self) -> (&'a [Entry], &[u32]) {
+        (self.entries, &self.indexes)
     }
 
-    pub(crate) fn get(&self, n: usize) -> Option<&'a Entry> {
-        let (entries, indexes): (_, &[u32]) = match self {
-            Self::None => return None,
-            Self::All(entries) => return entries.get(n),
-            Self::Listed(entries, indexes) => (entries, indexes),
-            Self::Unlisted(entries, indexes) => (entries, indexes),
-        };
-        entries.get(usize::try_from(*indexes.get(n)?).ok()?)
+    /// The selected entries, in run order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a Entry> + '_ {
+        let entries = self.entries;
+        self.indexes
+            .iter()
+            .filter_map(move |&index| entries.get(usize::try_from(index).ok()?))
     }
 }
 
 impl SelectionCache {
     fn new() -> Self {
         Self {
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             slots: (0..CACHE_CAPACITY).map(|_| OnceLock::new()).collect(),
         }
     }
@@ -151,12 +148,14 @@ impl EventHooks {
         }
         // An entry whose `tools` list is empty has no glob but must still be filtered out.
         let filtered = untooled.len() < entries.len();
+        let every = (0u32..).take(entries.len()).collect();
         Ok(Self {
             mode,
             entries,
             globs: build_set(&globs)?,
             glob_owner,
             untooled,
+            every,
             cache: filtered.then(SelectionCache::new),
         })
     }
@@ -166,21 +165,28 @@ impl EventHooks {
     /// no target. Allocates nothing when no entry is selected or the selection is remembered.
     pub(crate) fn candidates(&self, target: Option<&str>) -> Candidates<'_> {
         let (Some(target), Some(cache)) = (target, &self.cache) else {
-            return match self.entries.is_empty() {
-                true => Candidates::None,
-                false => Candidates::All(&self.entries),
-            };
+            return self.listed(&self.every);
         };
         if let Some(listed) = cache.get(target) {
-            return Candidates::Listed(&self.entries, listed);
+            return self.listed(listed);
         }
         let selected = self.select(target);
         if selected.is_empty() {
-            return Candidates::None;
+            return self.listed(&[]);
         }
         match cache.remember(target, selected) {
-            Ok(listed) => Candidates::Listed(&self.entries, listed),
-            Err(selected) => Candidates::Unlisted(&self.entries, selected),
+            Ok(listed) => self.listed(listed),
+            Err(selected) => Candidates {
+                entries: &self.entries,
+                indexes: Cow::Owned(selected),
+            },
+        }
+    }
+
+    fn listed<'a>(&'a self, indexes: &'a [u32]) -> Candidates<'a> {
+        Candidates {
+            entries: &self.entries,
+            indexes: Cow::Borrowed(indexes),
         }
     }
 

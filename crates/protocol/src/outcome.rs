@@ -160,6 +160,11 @@ impl Outcome {
         (self.decision, self.extras.map(|extras| *extras))
     }
 
+    /// Whether this is `allow` with nothing else: no rewrite, no added context, no side effect.
+    pub fn is_plain_allow(&self) -> bool {
+        matches!(self.decision, Decision::Allow) && self.extras.is_none()
+    }
+
     /// The rewrite of the arguments or of the result, if any.
     pub fn rewrite(&self) -> Option<&Rewrite> {
         self.extras.as_ref()?.rewrite.as_ref()
@@ -360,6 +365,18 @@ mod tests {
         let deny = Decision::deny("d");
         assert!(allow.strictness() < ask.strictness());
         assert!(ask.strictness() < deny.strictness());
+    }
+
+    #[test]
+    fn only_an_allow_with_nothing_else_is_plain() {
+        assert!(Outcome::allow().is_plain_allow());
+        assert!(Outcome::from_parts(Decision::Allow, OutcomeExtras::default()).is_plain_allow());
+        assert!(!Outcome::ask("a").is_plain_allow());
+        assert!(!Outcome::deny("d").is_plain_allow());
+        assert!(!Outcome::allow().with_context("c").is_plain_allow());
+        assert!(!Outcome::allow().with_args(Value::Null).is_plain_allow());
+        let effect = SideEffect::new("k", Value::Null);
+        assert!(!Outcome::allow().with_side_effect(effect).is_plain_allow());
     }
 
     #[test]

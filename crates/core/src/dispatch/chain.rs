@@ -109,8 +109,12 @@ impl Chain {
         cursor: &mut Cursor,
         cx: &mut Context<'_>,
     ) -> Next<'a> {
-        while let Some(entry) = candidates.get(cursor.next) {
+        let (entries, order) = candidates.split();
+        while let Some(&index) = order.get(cursor.next) {
             cursor.next += 1;
+            let Some(entry) = entries.get(index as usize) else {
+                continue; // not reached: selections index the entries they were made from
+            };
             let triggered = triggers(entry, &self.ctx);
             if let Ok(false) = triggered {
                 cursor.now = None;
@@ -120,7 +124,7 @@ impl Chain {
                 // Allocate once, and only when a hook is about to run.
                 self.outcome
                     .runs
-                    .reserve_exact(candidates.len() + 1 - cursor.next);
+                    .reserve_exact(order.len() + 1 - cursor.next);
             }
             // Each arm hands its result straight to `apply`: going through a shared
             // (settled, duration) value costs a copy per hook.
@@ -160,7 +164,7 @@ impl Chain {
     ) {
         let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
-        for entry in (0..candidates.len()).filter_map(|n| candidates.get(n)) {
+        for entry in candidates.iter() {
             match triggers(entry, &self.ctx) {
                 Ok(false) => {}
                 Ok(true) if entry.fire_and_forget => {
@@ -215,6 +219,11 @@ impl Chain {
             rewrote: false,
         };
         let step = match settled {
+            // Most hooks answer a plain allow: nothing to fold, only the record.
+            Settled::Answered(outcome) if outcome.is_plain_allow() => {
+                run.decision = Some(Decision::Allow);
+                Step::Continue
+            }
             Settled::Answered(outcome) => match check_rewrite(&self.outcome.event, &outcome) {
                 Ok(()) => self.answered(entry, mode, outcome, &mut run),
                 Err(message) => {
