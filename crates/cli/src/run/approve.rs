@@ -61,6 +61,11 @@ impl Terminal {
 
     fn lines(&self) -> &tokio::sync::Mutex<mpsc::UnboundedReceiver<String>> {
         self.lines.get_or_init(|| {
+            // Answers typed ahead must not approve a request nobody has seen yet.
+            let _ = nix::sys::termios::tcflush(
+                std::io::stdin(),
+                nix::sys::termios::FlushArg::TCIFLUSH,
+            );
             let (tx, rx) = mpsc::unbounded_channel();
             std::thread::spawn(move || {
                 for line in std::io::stdin().lock().lines() {

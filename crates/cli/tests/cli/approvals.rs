@@ -450,3 +450,38 @@ fn a_database_inside_the_workspace_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("could approve their own calls"));
     assert!(!Path::new(&case.path("ws/approvals.db")).exists());
 }
+
+#[test]
+fn a_person_at_the_runs_terminal_may_answer_inline() {
+    use std::io::Write;
+    let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let out = std::fs::File::create(case.path("out.txt")).unwrap();
+    let err = std::fs::File::create(case.path("err.txt")).unwrap();
+    let mut run = Command::new(BIN)
+        .arg("run")
+        .args(["--agent", &case.path("agent.yaml").display().to_string()])
+        .args(["--workspace", &case.path("ws").display().to_string()])
+        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
+        .args(["--db", &case.db()])
+        .arg("go")
+        .stdin(Stdio::from(pty.slave))
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    case.pending(&mut run);
+    let mut keyboard = std::fs::File::from(pty.master);
+    // Typed until the run takes it: an answer typed before the question is discarded.
+    let start = Instant::now();
+    while run.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(120), "{}", case.output());
+        keyboard.write_all(b"y\n").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(run.wait().unwrap().code(), Some(0), "{}", case.output());
+    assert_eq!(case.count(), 1);
+    let approval = &case.of("approval")[0];
+    assert_eq!(approval["by"], me());
+    assert_eq!(approval["channel"], "tty");
+}
