@@ -165,6 +165,9 @@ impl Store {
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
+        // Two processes opening a new file at once would both try to create the schema:
+        // migrations run under an exclusive lock on a file beside the database.
+        let guard = migration_lock(path).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -174,6 +177,7 @@ impl Store {
             path: path.to_path_buf(),
             reason: format!("cannot bring the schema up to date: {e}"),
         })?;
+        drop(guard);
         Ok(Self {
             pool,
             path: path.to_path_buf(),
@@ -621,6 +625,38 @@ impl Store {
             }
         }
     }
+}
+
+/// Takes the exclusive lock on `<db>.lock` (created when missing), waiting for another
+/// process that holds it. The lock file is never the database itself: closing a descriptor of
+/// the database would drop SQLite's own locks in this process.
+async fn migration_lock(path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    let fail = |reason: String| StoreError::Open {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| {
+            fail(format!(
+                "cannot open its lock file {}: {e}",
+                lock_path.display()
+            ))
+        })?;
+    let shown = lock_path.display().to_string();
+    let locked = tokio::task::spawn_blocking(move || {
+        nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, errno)| errno)
+    })
+    .await
+    .map_err(|e| fail(format!("the lock task failed: {e}")))?;
+    locked.map_err(|errno| fail(format!("cannot lock {shown}: {errno}")))
 }
 
 const SELECT_BY_ID: &str = select_request!("WHERE id = $1");

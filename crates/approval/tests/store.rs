@@ -411,3 +411,20 @@ async fn unknown_ids_are_not_found() {
     assert!(matches!(refused, Refused::NotFound { .. }));
     assert!(store.get("cr_nope").await.unwrap().is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn regression_two_first_opens_of_a_new_file_raced_to_create_the_schema() {
+    for _ in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/approvals.db");
+        let opens: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { Store::open(&path).await.map(drop) })
+            })
+            .collect();
+        for open in opens {
+            open.await.unwrap().unwrap();
+        }
+    }
+}

@@ -198,7 +198,10 @@ async fn list(store: &Store, which: Which, json: bool, out: &mut impl Write) -> 
         let when = if r.status == Status::Pending {
             format!("{} left", format_span((r.expires_at - now) / 1000))
         } else {
-            format!("{} ago", format_span((now - r.responded_at.unwrap_or(r.created_at)) / 1000))
+            format!(
+                "{} ago",
+                format_span((now - r.responded_at.unwrap_or(r.created_at)) / 1000)
+            )
         };
         writeln!(
             out,
@@ -291,12 +294,7 @@ fn describe(r: &Request, out: &mut impl Write) -> Result<()> {
         writeln!(out, "  edited to   {}", cut(&edit.to_string(), 2000))?;
     }
     match (r.consumed_at, r.finished_at) {
-        (Some(c), Some(f)) => writeln!(
-            out,
-            "  ran         {} – {}",
-            format_ms(c),
-            format_ms(f)
-        )?,
+        (Some(c), Some(f)) => writeln!(out, "  ran         {} – {}", format_ms(c), format_ms(f))?,
         (Some(c), None) => writeln!(
             out,
             "  ran         started {}; its end is not recorded (still running, or the run died)",

@@ -124,12 +124,10 @@ pub fn run(args: Run) -> Result<ExitCode> {
         }
     }
     let console = Arc::new(Console::new());
-    let approvals_db = (!args.no_approvals)
-        .then(|| args.db.clone().unwrap_or_else(crate::approvals::default_db));
-    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(Renderer::new(
-        Arc::clone(&console),
-        approvals_db,
-    ))];
+    let approvals_db =
+        (!args.no_approvals).then(|| args.db.clone().unwrap_or_else(crate::approvals::default_db));
+    let mut sinks: Vec<Arc<dyn TraceSink>> =
+        vec![Arc::new(Renderer::new(Arc::clone(&console), approvals_db))];
     if let Some(path) = &args.trace {
         let config = std::iter::once(agent.path.as_str())
             .chain(agent.hook_files.iter().map(|f| f.path.as_str()))
@@ -190,11 +188,8 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let approver: Arc<dyn Approver> = if args.no_approvals {
         Arc::new(DenyApprover)
     } else {
-        let terminal = approve::Terminal::new(
-            Arc::clone(&console),
-            &db,
-            std::io::stdin().is_terminal(),
-        );
+        let terminal =
+            approve::Terminal::new(Arc::clone(&console), &db, std::io::stdin().is_terminal());
         Arc::new(
             DurableApprover::new(db, tollgate_approval::os_user(), cancel.clone())
                 .with_inline(Arc::new(terminal)),
@@ -661,7 +656,10 @@ fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
         let mut rest = Vec::new();
         loop {
             if let Ok(real) = std::fs::canonicalize(&base) {
-                return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+                return rest
+                    .iter()
+                    .rev()
+                    .fold(real, |acc: PathBuf, part| acc.join(part));
             }
             match (base.file_name().map(ToOwned::to_owned), base.parent()) {
                 (Some(name), Some(parent)) => {

@@ -316,7 +316,9 @@ impl AgentDef {
                     problems.push(format!("{entry}: {message}"));
                 });
                 if let Some(first) = problems.into_iter().next() {
-                    return Err(invalid(first.replace("; skipped", "").replace("; ignored", "")));
+                    return Err(invalid(
+                        first.replace("; skipped", "").replace("; ignored", ""),
+                    ));
                 }
                 settings
             }

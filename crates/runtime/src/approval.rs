@@ -221,7 +221,9 @@ fn store_failed(error: &str) -> Approval {
         ..Approval::plain(
             false,
             "approval_store",
-            Some(format!("the approval store failed, so the call is denied: {error}")),
+            Some(format!(
+                "the approval store failed, so the call is denied: {error}"
+            )),
         )
     }
 }
@@ -289,7 +291,11 @@ impl Approver for DurableApprover {
                 return;
             };
             let finished = match self.store().await {
-                Ok(store) => store.finish(id, "runtime").await.map(drop).map_err(|e| e.to_string()),
+                Ok(store) => store
+                    .finish(id, "runtime")
+                    .await
+                    .map(drop)
+                    .map_err(|e| e.to_string()),
                 Err(e) => Err(e),
             };
             if let Err(e) = finished {

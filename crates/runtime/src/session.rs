@@ -46,8 +46,8 @@ use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
-    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall,
-    ToolCancelled, ToolFailure, ToolResult, UserTurn,
+    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall, ToolCancelled,
+    ToolFailure, ToolResult, UserTurn,
 };
 use tollgate_sandbox::{Network, Policy as SandboxPolicy, Sandbox};
 

@@ -62,10 +62,8 @@ impl Terminal {
     fn lines(&self) -> &tokio::sync::Mutex<mpsc::UnboundedReceiver<String>> {
         self.lines.get_or_init(|| {
             // Answers typed ahead must not approve a request nobody has seen yet.
-            let _ = nix::sys::termios::tcflush(
-                std::io::stdin(),
-                nix::sys::termios::FlushArg::TCIFLUSH,
-            );
+            let _ =
+                nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
             let (tx, rx) = mpsc::unbounded_channel();
             std::thread::spawn(move || {
                 for line in std::io::stdin().lock().lines() {
@@ -187,7 +185,10 @@ mod tests {
     #[test]
     fn the_approve_command_is_one_shell_word_per_argument() {
         assert_eq!(
-            approve_command("cr_01J", Path::new("/home/a/.local/state/tollgate/tollgate.db")),
+            approve_command(
+                "cr_01J",
+                Path::new("/home/a/.local/state/tollgate/tollgate.db")
+            ),
             "tollgate approvals approve cr_01J --db /home/a/.local/state/tollgate/tollgate.db"
         );
         assert_eq!(

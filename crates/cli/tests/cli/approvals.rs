@@ -104,7 +104,10 @@ impl Case {
                 }
             }
             if let Some(status) = child.try_wait().unwrap() {
-                panic!("the run ended ({status}) before it asked: {}", self.output());
+                panic!(
+                    "the run ended ({status}) before it asked: {}",
+                    self.output()
+                );
             }
             assert!(
                 start.elapsed() < Duration::from_secs(120),
@@ -212,7 +215,10 @@ fn a_rejection_note_reaches_the_model_and_nothing_runs() {
     assert_eq!(observation["status"], "denied");
     let content = observation["content"].as_str().unwrap();
     assert!(content.contains("use the staging DB"), "{content}");
-    assert!(content.contains(&format!("{} rejected it", me())), "{content}");
+    assert!(
+        content.contains(&format!("{} rejected it", me())),
+        "{content}"
+    );
 }
 
 #[test]
@@ -298,7 +304,11 @@ fn an_edited_approval_is_reviewed_again_and_fires_approval_correction() {
     let mut run = case.spawn(&[]);
     let id = case.pending(&mut run);
     let edit = r#"{"command": "echo edited >> count.txt"}"#;
-    assert!(case.approvals(&["approve", &id, "--edit", edit]).status.success());
+    assert!(
+        case.approvals(&["approve", &id, "--edit", edit])
+            .status
+            .success()
+    );
     assert_eq!(finish(&mut run, &case), Some(0), "{}", case.output());
     assert_eq!(
         std::fs::read_to_string(case.path("ws/count.txt")).unwrap(),
@@ -341,8 +351,16 @@ fn fifty_processes_approve_at_once_and_exactly_one_wins() {
         .into_iter()
         .map(|c| c.wait_with_output().unwrap().status.code())
         .collect();
-    assert_eq!(codes.iter().filter(|c| **c == Some(0)).count(), 1, "{codes:?}");
-    assert_eq!(codes.iter().filter(|c| **c == Some(3)).count(), 49, "{codes:?}");
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(0)).count(),
+        1,
+        "{codes:?}"
+    );
+    assert_eq!(
+        codes.iter().filter(|c| **c == Some(3)).count(),
+        49,
+        "{codes:?}"
+    );
     assert_eq!(finish(&mut run, &case), Some(0), "{}", case.output());
     assert_eq!(case.count(), 1);
     let shown = case.approvals(&["show", &id, "--json"]);
@@ -355,7 +373,10 @@ fn fifty_processes_approve_at_once_and_exactly_one_wins() {
         .collect();
     assert_eq!(approves.len(), 50, "every attempt is audited");
     assert_eq!(
-        approves.iter().filter(|e| e["outcome"] == "applied").count(),
+        approves
+            .iter()
+            .filter(|e| e["outcome"] == "applied")
+            .count(),
         1
     );
 }
@@ -475,7 +496,11 @@ fn a_person_at_the_runs_terminal_may_answer_inline() {
     // Typed until the run takes it: an answer typed before the question is discarded.
     let start = Instant::now();
     while run.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(120), "{}", case.output());
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{}",
+            case.output()
+        );
         keyboard.write_all(b"y\n").unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }

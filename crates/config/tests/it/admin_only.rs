@@ -59,7 +59,9 @@ fn approval_settings_outside_agent_and_admin_files_are_ignored_saying_so() {
     let user = HookFile::parse(Path::new("user.yaml"), APPROVAL, Trust::User).unwrap();
     assert_eq!(user.approval, Default::default());
     insta::assert_snapshot!(lines(&user.warnings), @"approval: `approval` is honoured in agent files and admin hook files only (pass the file with --admin); ignored");
-    let s = skill(&format!("{APPROVAL}hooks:\n  PreToolUse:\n    - script: ./guard.sh\n"));
+    let s = skill(&format!(
+        "{APPROVAL}hooks:\n  PreToolUse:\n    - script: ./guard.sh\n"
+    ));
     insta::assert_snapshot!(lines(&s.warnings), @"approval: `approval` is honoured in agent files and admin hook files only; ignored in a SKILL.md");
     let admin = HookFile::parse(Path::new("admin.yaml"), APPROVAL, Trust::Admin).unwrap();
     assert!(admin.warnings.is_empty(), "{:?}", admin.warnings);

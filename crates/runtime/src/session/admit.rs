@@ -87,9 +87,9 @@ impl Session<'_> {
         };
         let outcome = self.emit(correction, About::Call(&id)).await;
         if outcome.decision.is_deny() {
-            return Err(outcome.observation().unwrap_or_else(|| {
-                "not run: a hook denied the corrected arguments".to_owned()
-            }));
+            return Err(outcome
+                .observation()
+                .unwrap_or_else(|| "not run: a hook denied the corrected arguments".to_owned()));
         }
         Ok((
             ToolCall {
@@ -103,7 +103,11 @@ impl Session<'_> {
     /// Takes `approval` (when the call has one) right before the tool starts; `Some(why)`
     /// when it cannot be taken (already used, arguments changed, store failure): the call
     /// must not run.
-    pub(super) async fn take(&self, approval: Option<&Approval>, call: &ToolCall) -> Option<String> {
+    pub(super) async fn take(
+        &self,
+        approval: Option<&Approval>,
+        call: &ToolCall,
+    ) -> Option<String> {
         let approval = approval?;
         let taken = self
             .services
@@ -125,8 +129,13 @@ impl Session<'_> {
             Decision::Allow => None,
             Decision::Deny { .. } => outcome.observation(),
             Decision::Ask { reason } => {
-                let request =
-                    self.approval_request("user_turn", ("user_turn", ""), Value::Null, reason, outcome);
+                let request = self.approval_request(
+                    "user_turn",
+                    ("user_turn", ""),
+                    Value::Null,
+                    reason,
+                    outcome,
+                );
                 let approval = self.ask(&request).await;
                 (!approval.approved).then(|| denied(&request, &approval))
             }

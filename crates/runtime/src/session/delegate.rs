@@ -12,9 +12,7 @@ use tollgate_protocol::{
     Decision, SubagentCancel, SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall,
 };
 
-use super::{
-    About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, new_id,
-};
+use super::{About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, new_id};
 use crate::agent::AgentDef;
 use crate::model::ToolSpec;
 use crate::tools::{CALL_AGENT_TOOL, ToolError, string_arg};
