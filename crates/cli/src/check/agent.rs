@@ -24,6 +24,9 @@ pub(super) struct AgentReport {
     /// Its skills, which add their hooks only to runs that select them.
     skills: Vec<SkillReport>,
     gate: GateReport,
+    /// Who decides its asks and how long they wait, as the agent file says (admin files'
+    /// `approval:` keys win).
+    approval: ApprovalReport,
     /// The shell tool's sandbox as the agent file sets it (admin files may change it).
     shell_sandbox: SandboxReport,
     subagents: Vec<SubagentReport>,
@@ -35,6 +38,13 @@ struct SandboxReport {
     network: bool,
     /// Writable paths besides the workspace and `/tmp`.
     writable: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ApprovalReport {
+    timeout_seconds: u64,
+    /// `name`, or `name (agents …; tools …)`; `null`: the OS user running the agent.
+    approvers: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -170,6 +180,31 @@ fn report(path: &Path, def: &AgentDef, context: &Context) -> FileReport {
             require_confirmation_for_all: def.config.require_confirmation_for_all,
             confirmation_tools: def.config.confirmation_tools.clone(),
         },
+        approval: ApprovalReport {
+            timeout_seconds: def
+                .approval
+                .timeout_seconds
+                .unwrap_or(tollgate_runtime::approval::DEFAULT_APPROVAL_TIMEOUT_SECS),
+            approvers: def.approval.approvers.as_ref().map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| {
+                        let mut limits = Vec::new();
+                        if !e.agents.is_empty() {
+                            limits.push(format!("agents {}", e.agents.join(", ")));
+                        }
+                        if !e.tools.is_empty() {
+                            limits.push(format!("tools {}", e.tools.join(", ")));
+                        }
+                        if limits.is_empty() {
+                            e.name.clone()
+                        } else {
+                            format!("{} ({})", e.name, limits.join("; "))
+                        }
+                    })
+                    .collect()
+            }),
+        },
         shell_sandbox: SandboxReport {
             network: def.sandbox.network,
             writable: def
@@ -253,6 +288,15 @@ pub(super) fn print_agent(
         } else {
             ""
         }
+    ));
+    let approvers = match &agent.approval.approvers {
+        None => "the OS user running the agent".to_owned(),
+        Some(names) if names.is_empty() => "nobody (asks expire)".to_owned(),
+        Some(names) => names.join(", "),
+    };
+    lines.push(format!(
+        "asks wait {} s for a decision by {approvers} (admin files may change it)",
+        agent.approval.timeout_seconds
     ));
     if gate.shell_analyzer {
         let mut writes = vec!["the workspace".to_owned(), "/tmp".to_owned()];

@@ -406,3 +406,35 @@ fn check_and_run_agree_on_an_agent_file_without_a_name_or_an_extension() {
         stdout(&ran)
     );
 }
+
+#[test]
+fn check_shows_who_decides_an_agents_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: ops\nmodel: direct\ntools: [sql_execute]\napproval:\n  timeout_seconds: 600\n  \
+         approvers: [ops-lead, {name: dba, tools: [\"sql_*\"]}]\n",
+    )
+    .unwrap();
+    let output = tollgate(&["check", &agent.display().to_string()], Path::new("/"));
+    let out = stdout(&output);
+    assert!(
+        out.contains("asks wait 600 s for a decision by ops-lead, dba (tools sql_*)"),
+        "{out}"
+    );
+    std::fs::write(
+        &agent,
+        "name: ops\nmodel: direct\ntools: [sql_execute]\napproval:\n  approvers: [{name: dba, tool: x}]\n",
+    )
+    .unwrap();
+    let output = tollgate(&["check", &agent.display().to_string()], Path::new("/"));
+    assert!(!output.status.success());
+    let err = format!(
+        "{}{}",
+        stdout(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(err.contains("approval.approvers[0]"), "{err}");
+    assert!(err.contains("did you mean `tools`"), "{err}");
+}
