@@ -165,12 +165,8 @@ impl Store {
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
-            .await
-            .map_err(open_error)?;
-        MIGRATOR.run(&pool).await.map_err(|e| StoreError::Open {
+        let pool = connect(options).await.map_err(open_error)?;
+        migrate(&pool).await.map_err(|e| StoreError::Open {
             path: path.to_path_buf(),
             reason: format!("cannot bring the schema up to date: {e}"),
         })?;
@@ -621,6 +617,45 @@ impl Store {
             }
         }
     }
+}
+
+/// Opens the pool, trying again while another process turns a fresh file to WAL: that switch
+/// takes an exclusive lock SQLite does not wait for with the busy timeout (`database is
+/// locked` at once), so several processes opening a new file together would fail.
+async fn connect(options: SqliteConnectOptions) -> Result<SqlitePool, sqlx::Error> {
+    let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options.clone())
+            .await;
+        match pool {
+            Err(e) if is_busy(&e) && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            pool => return pool,
+        }
+    }
+}
+
+/// `SQLITE_BUSY`, whatever its extended code.
+fn is_busy(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|e| e.code()?.parse::<i32>().ok())
+        .is_some_and(|code| code & 0xff == 5)
+}
+
+/// Brings the schema up to date under the writer lock: sqlx takes no lock on SQLite, so two
+/// processes opening a fresh file at once would both apply the first migration and one would
+/// fail (`table … already exists`). The second waits here (busy timeout), then finds it applied.
+async fn migrate(pool: &SqlitePool) -> Result<(), sqlx::migrate::MigrateError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    // `run_direct` is `run` on a borrowed connection without `run`'s `Acquire` bound, which
+    // makes the future not provably `Send` (sqlx issue 2016); each migration becomes a
+    // savepoint inside this transaction.
+    MIGRATOR.run_direct(None, &mut *tx, false).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 const SELECT_BY_ID: &str = select_request!("WHERE id = $1");

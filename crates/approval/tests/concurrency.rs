@@ -224,3 +224,35 @@ async fn an_approval_consumed_from_several_stores_runs_once() {
     assert_eq!(consumes.len(), 12);
     assert_eq!(consumes.iter().filter(|(o, _)| o == "applied").count(), 1);
 }
+
+/// Regression: sqlx takes no migration lock on SQLite, so stores opening a fresh file at the
+/// same time each applied the first migration and all but one failed with `table
+/// confirmation_request already exists`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_fresh_file_from_several_stores_at_once_failed_with_table_already_exists() {
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.db");
+        let start = Arc::new(Barrier::new(4));
+        let mut opening = Vec::new();
+        for _ in 0..4 {
+            let (path, start) = (path.clone(), start.clone());
+            opening.push(tokio::spawn(async move {
+                start.wait().await;
+                Store::open(&path).await
+            }));
+        }
+        let mut opened = Vec::new();
+        for task in opening {
+            match task.await.unwrap() {
+                Ok(store) => opened.push(store),
+                Err(e) => panic!("round {round}: {e}"),
+            }
+        }
+        // One schema, usable from every store.
+        let id = opened[0].file(&asking("call-1")).await.unwrap().request.id;
+        for store in &opened {
+            assert_eq!(store.get(&id).await.unwrap().unwrap().id, id);
+        }
+    }
+}
