@@ -563,9 +563,9 @@ impl Store {
             changed = true;
         }
         let result = match check(&row, now) {
-            Ok(change) => apply(&mut tx, &row, &attempt, &change, now)
-                .await
-                .map_err(Refused::from),
+            // A change that fails half-way returns before the commit: dropping the
+            // transaction rolls it back, so no transition stands without its audit row.
+            Ok(change) => Ok(apply(&mut tx, &row, &attempt, &change, now).await?),
             Err(refusal) => {
                 let status = row.status.as_str();
                 audit(

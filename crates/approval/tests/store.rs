@@ -428,3 +428,44 @@ async fn regression_two_first_opens_of_a_new_file_raced_to_create_the_schema() {
         }
     }
 }
+
+/// Regression: when a transition's audit row could not be written, the store committed the
+/// transaction anyway, so the request changed with no record of who changed it.
+#[tokio::test]
+async fn a_transition_whose_audit_row_failed_was_committed_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let id = store.file(&asking("call-1", 60)).await.unwrap().request.id;
+    // Another program makes the audit insert fail, as a full disk or an I/O error would.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", store.path().display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "CREATE TRIGGER fail_approval_audit BEFORE INSERT ON confirmation_event \
+         WHEN NEW.action = 'approve' AND NEW.outcome = 'applied' \
+         BEGIN SELECT RAISE(ABORT, 'the audit cannot be written'); END",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let failed = store.decide(&id, &approve("ops-lead")).await.unwrap_err();
+    assert!(matches!(failed, Refused::Store(_)), "{failed:?}");
+    let row = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.responded_by),
+        (Status::Pending, None),
+        "the approval was committed without its audit row"
+    );
+    assert_eq!(store.history(&id).await.unwrap().len(), 1);
+    // Once the audit can be written again, the same decision goes through, on record.
+    sqlx::query("DROP TRIGGER fail_approval_audit")
+        .execute(&pool)
+        .await
+        .unwrap();
+    store.decide(&id, &approve("ops-lead")).await.unwrap();
+    let last = store.history(&id).await.unwrap().pop().unwrap();
+    assert_eq!(
+        (last.action.as_str(), last.outcome.as_str()),
+        ("approve", "applied")
+    );
+}
