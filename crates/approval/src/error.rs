@@ -64,13 +64,22 @@ pub enum Refused {
         /// When it expires.
         expires_at: i64,
     },
-    /// `consume` (or `finish`) on a request that was not approved (or never consumed).
+    /// `consume` on a request that was not approved.
     #[error("{id} is {status}, not an approval to run")]
     NotApproved {
         /// The request.
         id: String,
         /// Its status.
         status: Status,
+    },
+    /// `finish` on a request whose call is not running: never consumed, or its end is
+    /// already recorded.
+    #[error(
+        "{id} has no running call to finish (never taken to run, or its end is already recorded)"
+    )]
+    NotRunning {
+        /// The request.
+        id: String,
     },
     /// The approval was already used to run the call.
     #[error("{id} was already used to run the call at {}{}", format_ms(*at), if *finished { "" } else { " (its end was never recorded: the process stopped while the tool ran)" })]

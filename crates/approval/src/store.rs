@@ -216,11 +216,11 @@ impl Store {
     /// # Errors
     /// The database fails.
     pub async fn file(&self, new: &NewRequest) -> Result<Filed, StoreError> {
-        let now = self.now_ms();
         let key = new.idempotency_key();
         let id = format!("cr_{}", ulid::Ulid::generate());
         let timeout = i64::try_from(new.timeout_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
         let mut tx = self.begin().await?;
+        let now = self.now_ms();
         let inserted = sqlx::query(
             "INSERT INTO confirmation_request (id, idempotency_key, run_id, session_id, agent, \
              tool_name, tool_call_id, arguments, args_hash, reasons, asked_by, approvers, status, \
@@ -511,7 +511,8 @@ impl Store {
     /// Records that a consumed call's tool returned (however it ended).
     ///
     /// # Errors
-    /// [`Refused::NotApproved`] when it was never consumed; [`Refused::Store`].
+    /// [`Refused::NotRunning`] when it was never consumed or already finished;
+    /// [`Refused::Store`].
     pub async fn finish(&self, id: &str, by: &str) -> Result<Request, Refused> {
         let attempt = Attempt {
             id,
@@ -521,10 +522,7 @@ impl Store {
         };
         self.attempt(attempt, |row, _| {
             if row.consumed_at.is_none() || row.finished_at.is_some() {
-                return Err(Refused::NotApproved {
-                    id: row.id.clone(),
-                    status: row.status,
-                });
+                return Err(Refused::NotRunning { id: row.id.clone() });
             }
             Ok(Change::Finish)
         })
@@ -539,8 +537,10 @@ impl Store {
         attempt: Attempt<'_>,
         check: impl FnOnce(&Request, i64) -> Result<Change, Refused>,
     ) -> Result<Request, Refused> {
-        let now = self.now_ms();
         let mut tx = self.begin().await?;
+        // Read under the writer lock: audit times follow the order of writes, and a decision
+        // that waited for the lock is judged against the deadline when it is written.
+        let now = self.now_ms();
         let Some(mut row) = by_id(&mut tx, attempt.id).await? else {
             return Err(Refused::NotFound {
                 id: attempt.id.to_owned(),

@@ -157,6 +157,7 @@ fn answer(result: &Result<Request, Refused>) -> &'static str {
         Err(Refused::NotApproved { .. }) => "not_approved",
         Err(Refused::AlreadyConsumed { .. }) => "already_consumed",
         Err(Refused::ArgumentsChanged { .. }) => "arguments_changed",
+        Err(Refused::NotRunning { .. }) => "not_running",
         Err(e) => panic!("the store failed: {e}"),
     }
 }
@@ -178,7 +179,7 @@ fn expected_answer(op: &Op, row: &Request, now: i64) -> &'static str {
         Op::Consume { .. } if row.consumed_at.is_some() => "already_consumed",
         Op::Consume { right: false, .. } => "arguments_changed",
         Op::Finish { .. } if row.consumed_at.is_none() || row.finished_at.is_some() => {
-            "not_approved"
+            "not_running"
         }
         _ => "applied",
     }

@@ -253,6 +253,10 @@ async fn an_approval_is_consumed_once_and_only_for_its_arguments() {
     assert!(again.to_string().contains("never recorded"), "{again}");
     store.finish(&id, "ops").await.unwrap();
     assert!(matches!(
+        store.finish(&id, "ops").await.unwrap_err(),
+        Refused::NotRunning { .. }
+    ));
+    assert!(matches!(
         store.consume(&id, "ops", &args).await.unwrap_err(),
         Refused::AlreadyConsumed { finished: true, .. }
     ));
