@@ -7,18 +7,20 @@
 //! IMMEDIATE`: the writer lock is taken first, and a second process waits for it (up to the
 //! busy timeout) instead of failing half-way.
 //!
-//! The queries use `$N` placeholders and portable SQL (`ON CONFLICT … DO NOTHING`,
-//! `RETURNING`), so a PostgreSQL migration set can sit beside the SQLite one.
+//! The queries use `$N` placeholders and portable SQL (`ON CONFLICT … DO NOTHING`), so a
+//! PostgreSQL migration set can sit beside the SQLite one.
+
+#[macro_use]
+mod rows;
+mod clock;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, Transaction};
 use tokio::sync::watch;
@@ -26,51 +28,13 @@ use tokio::sync::watch;
 use crate::error::{Refused, StoreError};
 use crate::hash::args_hash;
 use crate::model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
+pub use clock::{Clock, ManualClock, SystemClock};
+use rows::{SELECT_BY_ID, apply, audit, by_id, by_key, decode};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// How long a writer waits for another process's write lock before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Milliseconds since the Unix epoch; the store's only notion of time.
-pub trait Clock: Send + Sync {
-    /// Now, in milliseconds since the Unix epoch (UTC).
-    fn now_ms(&self) -> i64;
-}
-
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-    }
-}
-
-/// A clock that moves only when told (tests, simulations).
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicI64);
-
-impl ManualClock {
-    /// A clock standing at `ms`.
-    pub fn at(ms: i64) -> Self {
-        Self(AtomicI64::new(ms))
-    }
-
-    /// Moves the clock forward by `ms`.
-    pub fn advance(&self, ms: i64) {
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// What [`Store::file`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,20 +81,6 @@ enum Change {
     Consume { hash: String },
     /// Record that the consumed call's tool returned.
     Finish,
-}
-
-/// The request columns, in [`decode`]'s order; a macro so queries stay `&'static str`.
-macro_rules! select_request {
-    ($($tail:literal)*) => {
-        concat!(
-            "SELECT id, idempotency_key, run_id, session_id, agent, tool_name, tool_call_id, \
-             arguments, args_hash, reasons, asked_by, approvers, status, channel, \
-             channel_message_id, created_at, expires_at, responded_at, responded_by, \
-             response_note, edited_arguments, edited_args_hash, consumed_at, finished_at \
-             FROM confirmation_request ",
-            $($tail),*
-        )
-    };
 }
 
 impl Store {
@@ -659,149 +609,6 @@ async fn migration_lock(path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>,
     locked.map_err(|errno| fail(format!("cannot lock {shown}: {errno}")))
 }
 
-const SELECT_BY_ID: &str = select_request!("WHERE id = $1");
-
-async fn by_id(
-    tx: &mut Transaction<'static, Sqlite>,
-    id: &str,
-) -> Result<Option<Request>, StoreError> {
-    let row = sqlx::query(SELECT_BY_ID)
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    row.as_ref().map(decode).transpose()
-}
-
-async fn by_key(
-    tx: &mut Transaction<'static, Sqlite>,
-    key: &str,
-) -> Result<Option<Request>, StoreError> {
-    let row = sqlx::query(select_request!("WHERE idempotency_key = $1"))
-        .bind(key)
-        .fetch_optional(&mut **tx)
-        .await?;
-    row.as_ref().map(decode).transpose()
-}
-
-/// Writes an accepted change with its conditional `UPDATE` and audit row; returns the row
-/// as it now stands.
-async fn apply(
-    tx: &mut Transaction<'static, Sqlite>,
-    row: &Request,
-    attempt: &Attempt<'_>,
-    change: &Change,
-    now: i64,
-) -> Result<Request, StoreError> {
-    let (updated, detail) = match change {
-        Change::Leave { to, note, edit } => {
-            let edit_text = edit.as_ref().map(Value::to_string);
-            let edit_hash = edit.as_ref().map(args_hash);
-            let updated = sqlx::query(
-                "UPDATE confirmation_request SET status = $1, responded_at = $2, \
-                 responded_by = $3, response_note = $4, channel = COALESCE($5, channel), \
-                 edited_arguments = $6, edited_args_hash = $7 \
-                 WHERE id = $8 AND status = 'pending'",
-            )
-            .bind(to.as_str())
-            .bind(now)
-            .bind(attempt.actor)
-            .bind(note)
-            .bind(attempt.channel)
-            .bind(&edit_text)
-            .bind(&edit_hash)
-            .bind(&row.id)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected();
-            let detail = match (note, &edit_text) {
-                (Some(note), Some(edit)) => Some(format!("note: {note}; edited arguments: {edit}")),
-                (Some(note), None) => Some(format!("note: {note}")),
-                (None, Some(edit)) => Some(format!("edited arguments: {edit}")),
-                (None, None) => None,
-            };
-            (updated, detail)
-        }
-        Change::Consume { hash } => {
-            let updated = sqlx::query(
-                "UPDATE confirmation_request SET consumed_at = $1 \
-                 WHERE id = $2 AND status = 'approved' AND consumed_at IS NULL \
-                 AND COALESCE(edited_args_hash, args_hash) = $3",
-            )
-            .bind(now)
-            .bind(&row.id)
-            .bind(hash)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected();
-            (updated, Some(format!("args_hash {hash}")))
-        }
-        Change::Finish => {
-            let updated = sqlx::query(
-                "UPDATE confirmation_request SET finished_at = $1 \
-                 WHERE id = $2 AND consumed_at IS NOT NULL AND finished_at IS NULL",
-            )
-            .bind(now)
-            .bind(&row.id)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected();
-            (updated, None)
-        }
-    };
-    if updated != 1 {
-        // The row was read under the writer lock, so this cannot happen on SQLite; on a
-        // store without that lock the conditional UPDATE is what keeps one transition.
-        return Err(StoreError::Corrupt(format!(
-            "request {} changed while it was being {}d",
-            row.id, attempt.action
-        )));
-    }
-    let after = by_id(tx, &row.id)
-        .await?
-        .ok_or_else(|| StoreError::Corrupt(format!("request {} vanished", row.id)))?;
-    audit(
-        tx,
-        &row.id,
-        now,
-        attempt.actor,
-        attempt.action,
-        (true, row.status.as_str(), after.status.as_str()),
-        attempt.channel,
-        detail.as_deref(),
-    )
-    .await?;
-    Ok(after)
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn audit(
-    tx: &mut Transaction<'static, Sqlite>,
-    request_id: &str,
-    at: i64,
-    actor: &str,
-    action: &str,
-    (applied, from, to): (bool, &str, &str),
-    channel: Option<&str>,
-    detail: Option<&str>,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO confirmation_event (request_id, at, actor, action, outcome, from_status, \
-         to_status, channel, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(request_id)
-    .bind(at)
-    .bind(actor)
-    .bind(action)
-    .bind(if applied { "applied" } else { "refused" })
-    .bind(from)
-    .bind(to)
-    .bind(channel)
-    .bind(detail)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 fn already(row: &Request) -> Refused {
     Refused::AlreadyDecided {
         id: row.id.clone(),
@@ -809,51 +616,4 @@ fn already(row: &Request) -> Refused {
         by: row.responded_by.clone(),
         at: row.responded_at,
     }
-}
-
-fn json_column(row: &SqliteRow, column: &str) -> Result<Value, StoreError> {
-    let text: String = row.try_get(column)?;
-    serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("column {column} is not JSON: {e}")))
-}
-
-fn strings_column(row: &SqliteRow, column: &str) -> Result<Vec<String>, StoreError> {
-    let text: String = row.try_get(column)?;
-    serde_json::from_str(&text)
-        .map_err(|e| StoreError::Corrupt(format!("column {column} is not a JSON list: {e}")))
-}
-
-fn decode(row: &SqliteRow) -> Result<Request, StoreError> {
-    let status: String = row.try_get("status")?;
-    let edited: Option<String> = row.try_get("edited_arguments")?;
-    Ok(Request {
-        id: row.try_get("id")?,
-        idempotency_key: row.try_get("idempotency_key")?,
-        run_id: row.try_get("run_id")?,
-        session_id: row.try_get("session_id")?,
-        agent: row.try_get("agent")?,
-        tool_name: row.try_get("tool_name")?,
-        tool_call_id: row.try_get("tool_call_id")?,
-        arguments: json_column(row, "arguments")?,
-        args_hash: row.try_get("args_hash")?,
-        reasons: strings_column(row, "reasons")?,
-        asked_by: row.try_get("asked_by")?,
-        approvers: strings_column(row, "approvers")?,
-        status: Status::parse(&status)
-            .ok_or_else(|| StoreError::Corrupt(format!("unknown status `{status}`")))?,
-        channel: row.try_get("channel")?,
-        channel_message_id: row.try_get("channel_message_id")?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-        responded_at: row.try_get("responded_at")?,
-        responded_by: row.try_get("responded_by")?,
-        response_note: row.try_get("response_note")?,
-        edited_arguments: edited
-            .map(|t| serde_json::from_str(&t))
-            .transpose()
-            .map_err(|e| StoreError::Corrupt(format!("edited_arguments is not JSON: {e}")))?,
-        edited_args_hash: row.try_get("edited_args_hash")?,
-        consumed_at: row.try_get("consumed_at")?,
-        finished_at: row.try_get("finished_at")?,
-    })
 }
