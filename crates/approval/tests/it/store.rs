@@ -1,7 +1,5 @@
 //! The confirmation store's state machine on a real SQLite file.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -414,23 +412,6 @@ async fn unknown_ids_are_not_found() {
         .unwrap_err();
     assert!(matches!(refused, Refused::NotFound { .. }));
     assert!(store.get("cr_nope").await.unwrap().is_none());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn regression_two_first_opens_of_a_new_file_raced_to_create_the_schema() {
-    for _ in 0..10 {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state/approvals.db");
-        let opens: Vec<_> = (0..8)
-            .map(|_| {
-                let path = path.clone();
-                tokio::spawn(async move { Store::open(&path).await.map(drop) })
-            })
-            .collect();
-        for open in opens {
-            open.await.unwrap().unwrap();
-        }
-    }
 }
 
 /// Regression: when a transition's audit row could not be written, the store committed the

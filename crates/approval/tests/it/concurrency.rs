@@ -1,8 +1,6 @@
 //! Several stores on one SQLite file racing for the same request. Each store is its own
 //! `Store::open` (its own connection pool and notification), as separate processes would be.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::path::Path;
 use std::sync::Arc;
 

@@ -3,8 +3,6 @@
 //! every step: what the store answers, what the row becomes, and the invariants that must hold
 //! whatever the order.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::sync::Arc;
 
 use proptest::prelude::*;
