@@ -13,7 +13,10 @@
 //! | `tool_call` | `tool_call_id`, `tool_name`, `arguments` (as the model proposed them) |
 //! | `hook_run` | the hook's record (`tollgate schema hook-run`) plus `tool_call_id` / `task_id`; a fire-and-forget hook's record says `detached`, and a second line with `"detached": true` gives its final status once it ended (possibly after `session_end`) |
 //! | `dispatch` | one per emitted event: `event`, `decision`, `reason`, `decided_by`, `bypassed`, `hooks` (how many ran), `modified_args`, `modified_result`, `additional_context`, `side_effects`, `tool_call_id` / `task_id` |
-//! | `approval` | `tool_call_id`, `reason`, `approved`, `by` (`terminal`, `non_interactive`, …) |
+//! | `approval_waiting` | `tool_call_id`, `tool_name`, `arguments`, `reason`, `asked_by`, `request_id`, `expires_at_ms`, `approvers`, `attached`, `status` |
+//! | `approval` | `tool_call_id`, `tool_name`, `reason`, `asked_by`, `approved`, `status` (`approved`, `rejected`, `expired`, `cancelled`, `already_run`, `error`), `by`, `note`, `request_id`, `channel`, `edited_arguments` |
+//! | `approval_correction` | `tool_call_id`, `request_id`, `original`, `corrected`, `by` |
+//! | `approval_refused` | `tool_call_id`, `request_id`, `reason` |
 //! | `tool_started` | `tool_call_id`, `tool_name`, `arguments` (the final, re-reviewed ones) |
 //! | `observation` | `tool_call_id`, `tool_name`, `status` (`ok`, `failed`, `denied`, `cancelled`), `content` |
 //! | `subagent_start` | `task_id`, `agent_type`, `task_description` |
