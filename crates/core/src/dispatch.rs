@@ -6,6 +6,7 @@ mod chain;
 mod gate;
 pub(crate) mod outcome;
 pub(crate) mod run;
+mod runs;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -18,9 +19,9 @@ use crate::registry::{DispatchMode, Registry};
 use chain::Chain;
 pub use gate::PermissionGate;
 pub use outcome::{
-    DecidedBy, DispatchObserver, DispatchOutcome, GateReview, HookRun, RecordedSideEffect,
-    ReviewedArgs,
+    DecidedBy, DispatchObserver, DispatchOutcome, GateReview, RecordedSideEffect, ReviewedArgs,
 };
+pub use runs::{HookNames, HookRun, HookRuns, Iter as HookRunsIter, NamedRun};
 
 /// Whether hooks run: an explicit run option, recorded in every [`DispatchOutcome`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

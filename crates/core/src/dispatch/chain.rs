@@ -17,8 +17,9 @@ use tollgate_protocol::{
     SideEffect,
 };
 
-use super::outcome::{DecidedBy, DispatchOutcome, HookRun, RecordedSideEffect};
+use super::outcome::{DecidedBy, DispatchOutcome, RecordedSideEffect};
 use super::run::{Failure, HookFuture, Settled, Started, finish, run, start, triggers};
+use super::runs::HookRun;
 use crate::background::{Background, DetachedObserver};
 use crate::candidates::{Candidates, EventHooks};
 use crate::hook::HookContext;
@@ -88,7 +89,13 @@ impl Chain {
             if let Step::Stop = self.apply(entry, hooks.mode, ran.settled, ran.took) {
                 return;
             }
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+            if self
+                .outcome
+                .runs
+                .records()
+                .last()
+                .is_some_and(|run| run.rewrote)
+            {
                 cursor.now = None; // the rewrite cloned the payload
             }
         }
@@ -122,9 +129,8 @@ impl Chain {
             }
             if self.outcome.runs.is_empty() {
                 // Allocate once, and only when a hook is about to run.
-                self.outcome
-                    .runs
-                    .reserve_exact(order.len() + 1 - cursor.next);
+                let capacity = order.len() + 1 - cursor.next;
+                self.outcome.runs.begin(candidates.names(), capacity);
             }
             // Each arm hands its result straight to `apply`: going through a shared
             // (settled, duration) value costs a copy per hook.
@@ -148,7 +154,13 @@ impl Chain {
             if let Step::Stop = step {
                 return Next::Stop;
             }
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
+            if self
+                .outcome
+                .runs
+                .records()
+                .last()
+                .is_some_and(|run| run.rewrote)
+            {
                 cursor.now = None; // the rewrite cloned the payload
             }
         }
@@ -165,6 +177,9 @@ impl Chain {
         let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
         for entry in candidates.iter() {
+            if self.outcome.runs.is_empty() {
+                self.outcome.runs.begin(candidates.names(), 0);
+            }
             match triggers(entry, &self.ctx) {
                 Ok(false) => {}
                 Ok(true) if entry.fire_and_forget => {
@@ -208,7 +223,7 @@ impl Chain {
         // Filled in place rather than assembled from intermediate values: moving those cost
         // more than the rest of the bookkeeping.
         let mut run = HookRun {
-            hook: entry.name.clone(),
+            hook: entry.index,
             kind: entry.kind,
             source: entry.source,
             status: RunStatus::Completed,
@@ -346,7 +361,7 @@ impl Chain {
             )
         };
         self.outcome.runs.push(HookRun {
-            hook: entry.name.clone(),
+            hook: entry.index,
             kind: entry.kind,
             source: entry.source,
             status,
