@@ -77,18 +77,33 @@ pub(crate) fn start<'a>(
     start: Instant,
     cx: &mut Context<'_>,
 ) -> Started<'a> {
-    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
-        Ok(Some(answer)) => settled(answer),
-        Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
-            Ok(mut future) => match poll_settled(&mut future, cx) {
-                Some(settled) => settled,
-                None => return Started::Pending(future),
+    match answer_now(hook, ctx, cx) {
+        Ok(settled) => Started::Done(ended(settled, deadline, start)),
+        Err(future) => Started::Pending(future),
+    }
+}
+
+/// [`start`] without the clock: the hook's answer (or failure) when it gave one without
+/// waiting, else its future, pending after the first poll. The caller times the run.
+#[inline(always)]
+pub(crate) fn answer_now<'a>(
+    hook: &'a dyn Hook,
+    ctx: &HookContext,
+    cx: &mut Context<'_>,
+) -> Result<Settled, HookFuture<'a>> {
+    Ok(
+        match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+            Ok(Some(answer)) => settled(answer),
+            Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
+                Ok(mut future) => match poll_settled(&mut future, cx) {
+                    Some(settled) => settled,
+                    None => return Err(future),
+                },
+                Err(panic) => crashed(panic),
             },
             Err(panic) => crashed(panic),
         },
-        Err(panic) => crashed(panic),
-    };
-    Started::Done(ended(settled, deadline, start))
+    )
 }
 
 /// Awaits a hook's future that was pending after its first poll, under what is left of its
@@ -127,11 +142,18 @@ pub(crate) async fn run(
 fn ended(settled: Settled, deadline: Duration, start: Instant) -> Ran {
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
-    let settled = match settled {
+    let settled = distrust_late(settled, deadline, took);
+    Ran { settled, end, took }
+}
+
+/// An answer that came after the deadline (`took` is the run's time) is not trusted: the run
+/// timed out.
+#[inline(always)]
+pub(crate) fn distrust_late(settled: Settled, deadline: Duration, took: Duration) -> Settled {
+    match settled {
         Settled::Answered(_) if took > deadline => timed_out(deadline, Some(took)),
         settled => settled,
-    };
-    Ran { settled, end, took }
+    }
 }
 
 /// Polls the hook's future once, catching a panic; `None` while it is pending. A future that

@@ -34,7 +34,15 @@ pub struct HookRun {
     pub error: Option<String>,
     /// The hook's failure mode.
     pub failure_mode: FailureMode,
-    /// Wall time of the run.
+    /// Wall time of the run. For hooks that answered at once (`Hook::execute_now`, or a
+    /// future ready on its first poll) in a row on a blocking or result event, the dispatcher
+    /// reads the clock once before the first and once after the last (`fail_closed` hooks are
+    /// timed alone): each record of such a group holds an even share of the group's time,
+    /// which also counts the matchers that declined in between. So a duration is the hook's
+    /// own time when it was timed alone (a `fail_closed` hook, a hook that had to wait, or a
+    /// group of one), and an average over its group otherwise; either way the durations of a
+    /// dispatch add up to about the time its hooks took. Zero for a hook whose matcher panicked
+    /// and for detached or dropped runs. Notification hooks are each timed alone.
     pub duration: Duration,
     /// Whether the hook rewrote the arguments or the result.
     pub rewrote: bool,
@@ -104,6 +112,10 @@ impl HookRuns {
     /// Adds a record; [`begin`](Self::begin) came first.
     pub(crate) fn push(&mut self, run: HookRun) {
         self.records.push(run);
+    }
+
+    pub(crate) fn records_mut(&mut self) -> &mut [HookRun] {
+        &mut self.records
     }
 
     /// Number of records.
