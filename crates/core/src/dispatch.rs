@@ -105,8 +105,9 @@ impl Dispatcher {
     pub async fn dispatch(&self, payload: Arc<Payload>) -> DispatchOutcome {
         let event = payload.event();
         let bypassed = self.mode == HooksMode::Bypass;
-        let mut chain = Chain::new(DispatchOutcome::new(event, bypassed), payload.clone());
-        if !bypassed && let Some(hooks) = self.registry.hooks(&chain.outcome.event) {
+        let mut outcome = DispatchOutcome::new(event, bypassed);
+        if !bypassed && let Some(hooks) = self.registry.hooks(&outcome.event) {
+            let mut chain = Chain::new(&mut outcome, payload.clone());
             match hooks.mode {
                 DispatchMode::Notification => {
                     chain
@@ -118,7 +119,6 @@ impl Dispatcher {
                 }
             }
         }
-        let mut outcome = chain.outcome;
         if let Some(gate) = &self.gate {
             gate::review(gate.as_ref(), &payload, &mut outcome).await;
         }
