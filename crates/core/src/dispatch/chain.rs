@@ -18,7 +18,7 @@ use tollgate_protocol::{
 };
 
 use super::outcome::{DecidedBy, DispatchOutcome, RecordedSideEffect};
-use super::run::{Failure, Settled, run, triggers};
+use super::run::{Failure, Settled, matcher_panicked, run, triggers};
 use super::runs::HookRun;
 use crate::background::{Background, DetachedObserver};
 use crate::candidates::EventHooks;
@@ -71,7 +71,7 @@ impl<'o> Chain<'o> {
                     self.detach(entry, ctx, background, observer);
                 }
                 Ok(true) => selected.push((entry, Ok(()))),
-                Err(message) => selected.push((entry, Err(message))),
+                Err(panic) => selected.push((entry, Err(matcher_panicked(panic)))),
             }
         }
         if selected.is_empty() {

@@ -37,10 +37,19 @@ impl Settled {
     }
 }
 
-/// Asks the hook's code matcher. A panic is reported as the message of a crashed run.
-pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, String> {
+/// A caught panic's payload.
+pub(crate) type Panic = Box<dyn Any + Send>;
+
+/// Asks the hook's code matcher, catching a panic (see [`matcher_panicked`]). The payload is
+/// returned as it is, two words: a message would cost a copy per hook.
+#[inline(always)]
+pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, Panic> {
     catch_unwind(AssertUnwindSafe(|| entry.hook.should_trigger(ctx)))
-        .map_err(|panic| format!("should_trigger panicked: {}", panic_message(panic)))
+}
+
+/// The error of a run whose matcher panicked.
+pub(crate) fn matcher_panicked(panic: Panic) -> String {
+    format!("should_trigger panicked: {}", panic_message(panic))
 }
 
 /// How a run settled, when it ended and how long it took.
@@ -77,10 +86,23 @@ pub(crate) fn start<'a>(
     start: Instant,
     cx: &mut Context<'_>,
 ) -> Started<'a> {
-    match answer_now(hook, ctx, cx) {
-        Ok(settled) => Started::Done(ended(settled, deadline, start)),
-        Err(future) => Started::Pending(future),
-    }
+    let settled = match answer_now(hook, ctx, cx) {
+        Answer::PlainAllow => Settled::Answered(Outcome::allow()),
+        Answer::Settled(settled) => settled,
+        Answer::Pending(future) => return Started::Pending(future),
+    };
+    Started::Done(ended(settled, deadline, start))
+}
+
+/// How far a hook got without waiting, before any clock reading.
+pub(crate) enum Answer<'a> {
+    /// It answered a plain allow ([`Outcome::is_plain_allow`]): told apart at once, because it
+    /// is the common answer and needs nothing but its record.
+    PlainAllow,
+    /// Any other answer, or a failure.
+    Settled(Settled),
+    /// Its future is pending after the first poll.
+    Pending(HookFuture<'a>),
 }
 
 /// [`start`] without the clock: the hook's answer (or failure) when it gave one without
@@ -90,20 +112,23 @@ pub(crate) fn answer_now<'a>(
     hook: &'a dyn Hook,
     ctx: &HookContext,
     cx: &mut Context<'_>,
-) -> Result<Settled, HookFuture<'a>> {
-    Ok(
-        match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
-            Ok(Some(answer)) => settled(answer),
-            Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
-                Ok(mut future) => match poll_settled(&mut future, cx) {
-                    Some(settled) => settled,
-                    None => return Err(future),
-                },
-                Err(panic) => crashed(panic),
+) -> Answer<'a> {
+    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+        Ok(Some(Ok(outcome))) if outcome.is_plain_allow() => return Answer::PlainAllow,
+        Ok(Some(answer)) => settled(answer),
+        Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
+            Ok(mut future) => match poll_settled(&mut future, cx) {
+                Some(Settled::Answered(outcome)) if outcome.is_plain_allow() => {
+                    return Answer::PlainAllow;
+                }
+                Some(settled) => settled,
+                None => return Answer::Pending(future),
             },
             Err(panic) => crashed(panic),
         },
-    )
+        Err(panic) => crashed(panic),
+    };
+    Answer::Settled(settled)
 }
 
 /// Awaits a hook's future that was pending after its first poll, under what is left of its

@@ -101,12 +101,16 @@ pub struct HookRuns {
 }
 
 impl HookRuns {
-    /// Records for runs of the hooks named in `names`, with room for `capacity` of them.
+    /// Before the first record: records for runs of the hooks named in `names`, with room for
+    /// `capacity` of them.
     pub(crate) fn begin(&mut self, names: &HookNames, capacity: usize) {
         if self.names.is_none() {
             self.names = Some(names.clone());
         }
-        self.records.reserve_exact(capacity);
+        if capacity > 0 && self.records.capacity() == 0 {
+            // Cheaper than growing an empty list.
+            self.records = Vec::with_capacity(capacity);
+        }
     }
 
     /// Adds a record; [`begin`](Self::begin) came first.

@@ -11,9 +11,12 @@ use tollgate_protocol::{Decision, FailureMode, RunStatus};
 use super::{Chain, DecidedBy, HookRun, Step};
 use crate::candidates::{Candidates, EventHooks};
 use crate::dispatch::run::{
-    HookFuture, Settled, Started, answer_now, distrust_late, finish, start, triggers,
+    Answer, HookFuture, Settled, Started, answer_now, distrust_late, finish, matcher_panicked,
+    start, triggers,
 };
-use crate::registry::{DispatchMode, Entry};
+use crate::registry::{DispatchMode, Entry, HookTimeout};
+
+const SHORTEST_DEADLINE: Duration = Duration::from_secs(HookTimeout::MIN_SECS);
 
 /// Where a sequential chain stands: the next candidate, the last clock reading when nothing
 /// slow happened since (a group's end is the next run's start, unless a rewrite came in
@@ -30,8 +33,6 @@ struct Group {
     start: Instant,
     /// The first record of the group.
     first: usize,
-    /// The shortest deadline among the group's hooks.
-    shortest: Duration,
 }
 
 /// How a group ended: its time, and each of its hooks' share of it.
@@ -142,19 +143,17 @@ impl Chain<'_> {
                 }
                 Ok(_) => {
                     let first = self.outcome.runs.len();
-                    let group = cursor.group.get_or_insert_with(|| Group {
-                        start: cursor.now.unwrap_or_else(Instant::now),
-                        first,
-                        shortest: entry.timeout,
-                    });
+                    if cursor.group.is_none() {
+                        let start = cursor.now.unwrap_or_else(Instant::now);
+                        cursor.group = Some(Group { start, first });
+                    }
                     match answer_now(&*entry.hook, &self.ctx, cx) {
-                        Ok(Settled::Answered(outcome)) if outcome.is_plain_allow() => {
+                        Answer::PlainAllow => {
                             // Nothing to fold and nothing to time yet: only the record.
-                            group.shortest = group.shortest.min(entry.timeout);
                             self.outcome.runs.push(plain_allow(entry));
                             continue;
                         }
-                        Ok(settled) => {
+                        Answer::Settled(settled) => {
                             let ended = self.close_group(cursor, entries, true);
                             let settled = match ended {
                                 // Alone in its group: the group's time is its own.
@@ -168,16 +167,16 @@ impl Chain<'_> {
                             let share = ended.map_or(Duration::ZERO, |ended| ended.share);
                             self.apply(entry, mode, settled, share)
                         }
-                        Err(future) => {
+                        Answer::Pending(future) => {
                             self.close_group(cursor, entries, false);
                             return Next::Later(entry, future);
                         }
                     }
                 }
-                Err(message) => {
+                Err(panic) => {
                     self.close_group(cursor, entries, false);
                     cursor.now = None;
-                    let settled = Settled::failed(RunStatus::Crashed, message);
+                    let settled = Settled::failed(RunStatus::Crashed, matcher_panicked(panic));
                     self.apply(entry, mode, settled, Duration::ZERO)
                 }
             };
@@ -224,7 +223,8 @@ impl Chain<'_> {
         for record in records.iter_mut().skip(group.first) {
             record.duration = share;
         }
-        if took > group.shortest && members > 0 {
+        // Deadlines are whole seconds, one at least: a shorter group had nobody overrun.
+        if took > SHORTEST_DEADLINE && members > 0 {
             self.time_out_group(group.first, took, entries);
         }
         Some(GroupEnd {
