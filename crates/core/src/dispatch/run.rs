@@ -113,18 +113,29 @@ pub(crate) fn answer_now<'a>(
     ctx: &HookContext,
     cx: &mut Context<'_>,
 ) -> Answer<'a> {
-    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
-        Ok(Some(Ok(outcome))) if outcome.is_plain_allow() => return Answer::PlainAllow,
-        Ok(Some(answer)) => settled(answer),
-        Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
-            Ok(mut future) => match poll_settled(&mut future, cx) {
-                Some(Settled::Answered(outcome)) if outcome.is_plain_allow() => {
-                    return Answer::PlainAllow;
-                }
-                Some(settled) => settled,
-                None => return Answer::Pending(future),
-            },
-            Err(panic) => crashed(panic),
+    match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+        Ok(Some(Ok(outcome))) if outcome.is_plain_allow() => Answer::PlainAllow,
+        Ok(Some(answer)) => Answer::Settled(settled(answer)),
+        Ok(None) => answer_by_future(hook, ctx, cx),
+        Err(panic) => Answer::Settled(crashed(panic)),
+    }
+}
+
+/// For a hook that did not answer through [`Hook::execute_now`]: its future, polled once with
+/// `cx`, a panic caught (also while building it).
+#[inline(always)]
+pub(crate) fn answer_by_future<'a>(
+    hook: &'a dyn Hook,
+    ctx: &HookContext,
+    cx: &mut Context<'_>,
+) -> Answer<'a> {
+    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
+        Ok(mut future) => match poll_settled(&mut future, cx) {
+            Some(Settled::Answered(outcome)) if outcome.is_plain_allow() => {
+                return Answer::PlainAllow;
+            }
+            Some(settled) => settled,
+            None => return Answer::Pending(future),
         },
         Err(panic) => crashed(panic),
     };
@@ -192,7 +203,7 @@ fn poll_settled(future: &mut HookFuture<'_>, cx: &mut Context<'_>) -> Option<Set
 }
 
 #[inline(always)]
-fn settled(answer: Result<Outcome, HookError>) -> Settled {
+pub(crate) fn settled(answer: Result<Outcome, HookError>) -> Settled {
     match answer {
         Ok(outcome) => Settled::Answered(outcome),
         Err(error) => Settled::failed(error.kind().into(), error.message().to_owned()),
@@ -211,7 +222,7 @@ fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
     Settled::failed(RunStatus::TimedOut, message)
 }
 
-fn crashed(panic: Box<dyn Any + Send>) -> Settled {
+pub(crate) fn crashed(panic: Panic) -> Settled {
     Settled::failed(
         RunStatus::Crashed,
         format!("panicked: {}", panic_message(panic)),

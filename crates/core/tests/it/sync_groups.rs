@@ -140,3 +140,50 @@ async fn hooks_answered_at_once_share_their_groups_time_evenly() {
         "{durations:?}"
     );
 }
+
+#[tokio::test]
+async fn a_panic_in_a_group_is_the_crash_of_the_hook_that_panicked_and_the_chain_goes_on() {
+    let mut hooks = RegistryBuilder::new();
+    let allow =
+        |name: &'static str, priority| hook_sync(name, |_| Ok(Outcome::allow())).priority(priority);
+    hooks.register(Event::PreToolUse, allow("first", 1));
+    hooks.register(
+        Event::PreToolUse,
+        hook_sync("bad-matcher", |_| Ok(Outcome::allow()))
+            .when(|_| panic!("matcher bug"))
+            .priority(2),
+    );
+    hooks.register(Event::PreToolUse, allow("second", 3));
+    hooks.register(
+        Event::PreToolUse,
+        hook_sync("bad-hook", |_| panic!("hook bug")).priority(4),
+    );
+    hooks.register(Event::PreToolUse, allow("third", 5));
+    let outcome = Dispatcher::new(hooks.build().unwrap())
+        .dispatch(pre_tool_use("bash", json!({})))
+        .await;
+    let runs: Vec<_> = outcome
+        .runs
+        .iter()
+        .map(|r| (r.name, r.status, r.error.clone().unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("first", RunStatus::Completed, String::new()),
+            (
+                "bad-matcher",
+                RunStatus::Crashed,
+                "should_trigger panicked: matcher bug".to_owned()
+            ),
+            ("second", RunStatus::Completed, String::new()),
+            (
+                "bad-hook",
+                RunStatus::Crashed,
+                "panicked: hook bug".to_owned()
+            ),
+            ("third", RunStatus::Completed, String::new()),
+        ]
+    );
+    assert_eq!(outcome.decision, Decision::Allow, "fail_open: skipped");
+}

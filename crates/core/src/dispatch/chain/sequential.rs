@@ -2,6 +2,7 @@
 //! run from a plain function and timed in groups.
 
 use std::future::poll_fn;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -11,8 +12,8 @@ use tollgate_protocol::{Decision, FailureMode, RunStatus};
 use super::{Chain, DecidedBy, HookRun, Step};
 use crate::candidates::{Candidates, EventHooks};
 use crate::dispatch::run::{
-    Answer, HookFuture, Settled, Started, answer_now, distrust_late, finish, matcher_panicked,
-    start, triggers,
+    Answer, HookFuture, Panic, Settled, Started, answer_by_future, crashed, distrust_late, finish,
+    matcher_panicked, panic_message, settled, start,
 };
 use crate::registry::{DispatchMode, Entry, HookTimeout};
 
@@ -25,6 +26,8 @@ struct Cursor {
     next: usize,
     now: Option<Instant>,
     group: Option<Group>,
+    /// Whether the last candidate taken is in its matcher (for attributing a panic).
+    in_matcher: bool,
 }
 
 /// Consecutive `fail_open` hooks that answered a plain allow at once, timed together: one
@@ -42,6 +45,45 @@ struct GroupEnd {
     share: Duration,
     /// Whether the group held hooks before the one that ended it.
     others: bool,
+}
+
+/// Why [`Chain::run_plain_allows`] returned.
+enum Stop<'a> {
+    /// Every candidate ran.
+    End,
+    /// This `fail_closed` hook is to run next, timed alone.
+    Alone(&'a Entry),
+    /// This hook gave an answer the fold acts on, or failed.
+    Answered(&'a Entry, Settled),
+    /// This hook's future is pending after its first poll.
+    Pending(&'a Entry, HookFuture<'a>),
+    /// This hook's matcher panicked (the run's error).
+    MatcherPanicked(&'a Entry, String),
+}
+
+impl Cursor {
+    /// What a panic caught around [`Chain::run_plain_allows`] means: the candidate it was
+    /// running when it panicked (the last one it took) crashed, in its matcher or in the hook.
+    /// Hook and matcher calls are the only code there that can panic, and nothing is half-done
+    /// while they run.
+    #[cold]
+    fn panicked<'a>(&self, entries: &'a [Entry], order: &[u32], panic: Panic) -> Stop<'a> {
+        let entry = self
+            .next
+            .checked_sub(1)
+            .and_then(|i| order.get(i))
+            .and_then(|&index| entries.get(index as usize));
+        let Some(entry) = entry else {
+            // Not reached: a panic comes from a candidate's call. Dropping it is the safe way.
+            drop(panic_message(panic));
+            return Stop::End;
+        };
+        if self.in_matcher {
+            Stop::MatcherPanicked(entry, matcher_panicked(panic))
+        } else {
+            Stop::Answered(entry, crashed(panic))
+        }
+    }
 }
 
 /// Why [`Chain::run_at_once`] returned.
@@ -63,6 +105,7 @@ impl Chain<'_> {
             next: 0,
             now: None,
             group: None,
+            in_matcher: false,
         };
         loop {
             let next = poll_fn(|cx| {
@@ -108,28 +151,16 @@ impl Chain<'_> {
         cx: &mut Context<'_>,
     ) -> Next<'a> {
         let (entries, order) = candidates.split();
-        while let Some(&index) = order.get(cursor.next) {
-            cursor.next += 1;
-            let Some(entry) = entries.get(index as usize) else {
-                continue; // not reached: selections index the entries they were made from
-            };
-            // A matcher that declines inside a group counts towards the group's time.
-            let triggered = triggers(entry, &self.ctx);
-            if let Ok(false) = triggered {
-                if cursor.group.is_none() {
-                    cursor.now = None;
-                }
-                continue;
-            }
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook is about to run.
-                let capacity = order.len() + 1 - cursor.next;
-                self.outcome.runs.begin(candidates.names(), capacity);
-            }
+        loop {
+            let this = &mut *self;
+            let run = || this.run_plain_allows(candidates, cursor, cx);
+            let stop = catch_unwind(AssertUnwindSafe(run))
+                .unwrap_or_else(|panic| cursor.panicked(entries, order, panic));
             // Each arm hands its result straight to `apply`: going through a shared
             // (settled, duration) value costs a copy per hook.
-            let step = match triggered {
-                Ok(_) if entry.failure_mode == FailureMode::FailClosed => {
+            let step = match stop {
+                Stop::End => break,
+                Stop::Alone(entry) => {
                     // Its deadline decides the fold, so it is timed alone.
                     self.close_group(cursor, entries, false);
                     let begun = cursor.now.unwrap_or_else(Instant::now);
@@ -141,42 +172,29 @@ impl Chain<'_> {
                     cursor.now = Some(ran.end);
                     self.apply(entry, mode, ran.settled, ran.took)
                 }
-                Ok(_) => {
-                    let first = self.outcome.runs.len();
-                    if cursor.group.is_none() {
-                        let start = cursor.now.unwrap_or_else(Instant::now);
-                        cursor.group = Some(Group { start, first });
-                    }
-                    match answer_now(&*entry.hook, &self.ctx, cx) {
-                        Answer::PlainAllow => {
-                            // Nothing to fold and nothing to time yet: only the record.
-                            self.outcome.runs.push(plain_allow(entry));
-                            continue;
+                Stop::Answered(entry, settled) => {
+                    let ended = self.close_group(cursor, entries, true);
+                    let settled = match ended {
+                        // Alone in its group: the group's time is its own.
+                        Some(ended) if !ended.others => {
+                            distrust_late(settled, entry.timeout, ended.took)
                         }
-                        Answer::Settled(settled) => {
-                            let ended = self.close_group(cursor, entries, true);
-                            let settled = match ended {
-                                // Alone in its group: the group's time is its own.
-                                Some(ended) if !ended.others => {
-                                    distrust_late(settled, entry.timeout, ended.took)
-                                }
-                                // Which hook of the group blocked is not known; its neighbours
-                                // were charged (see `close_group`) and its answer stands.
-                                _ => settled,
-                            };
-                            let share = ended.map_or(Duration::ZERO, |ended| ended.share);
-                            self.apply(entry, mode, settled, share)
-                        }
-                        Answer::Pending(future) => {
-                            self.close_group(cursor, entries, false);
-                            return Next::Later(entry, future);
-                        }
-                    }
+                        // Which hook of the group blocked is not known; its neighbours were
+                        // charged (see `close_group`) and its answer stands.
+                        _ => settled,
+                    };
+                    let share = ended.map_or(Duration::ZERO, |ended| ended.share);
+                    self.apply(entry, mode, settled, share)
                 }
-                Err(panic) => {
+                Stop::Pending(entry, future) => {
+                    self.close_group(cursor, entries, false);
+                    return Next::Later(entry, future);
+                }
+                Stop::MatcherPanicked(entry, message) => {
+                    self.begin_runs(candidates, cursor);
                     self.close_group(cursor, entries, false);
                     cursor.now = None;
-                    let settled = Settled::failed(RunStatus::Crashed, matcher_panicked(panic));
+                    let settled = Settled::failed(RunStatus::Crashed, message);
                     self.apply(entry, mode, settled, Duration::ZERO)
                 }
             };
@@ -195,6 +213,63 @@ impl Chain<'_> {
         }
         self.close_group(cursor, entries, false);
         Next::End
+    }
+
+    /// Runs candidates for as long as they answer a plain allow at once: their records are all
+    /// there is to do. Runs under one `catch_unwind` for all of them (see [`Cursor::panicked`]
+    /// for how a panic is attributed); returns what stopped it.
+    fn run_plain_allows<'a>(
+        &mut self,
+        candidates: &Candidates<'a>,
+        cursor: &mut Cursor,
+        cx: &mut Context<'_>,
+    ) -> Stop<'a> {
+        let (entries, order) = candidates.split();
+        while let Some(&index) = order.get(cursor.next) {
+            cursor.next += 1;
+            let Some(entry) = entries.get(index as usize) else {
+                continue; // not reached: selections index the entries they were made from
+            };
+            let hook = &*entry.hook;
+            cursor.in_matcher = true;
+            // A matcher that declines inside a group counts towards the group's time.
+            if !hook.should_trigger(&self.ctx) {
+                if cursor.group.is_none() {
+                    cursor.now = None;
+                }
+                continue;
+            }
+            cursor.in_matcher = false;
+            self.begin_runs(candidates, cursor);
+            if entry.failure_mode == FailureMode::FailClosed {
+                return Stop::Alone(entry);
+            }
+            if cursor.group.is_none() {
+                let start = cursor.now.unwrap_or_else(Instant::now);
+                let first = self.outcome.runs.len();
+                cursor.group = Some(Group { start, first });
+            }
+            let answer = match hook.execute_now(&self.ctx) {
+                Some(Ok(outcome)) if outcome.is_plain_allow() => Answer::PlainAllow,
+                Some(answer) => Answer::Settled(settled(answer)),
+                None => answer_by_future(hook, &self.ctx, cx),
+            };
+            match answer {
+                Answer::PlainAllow => self.outcome.runs.push(plain_allow(entry)),
+                Answer::Settled(settled) => return Stop::Answered(entry, settled),
+                Answer::Pending(future) => return Stop::Pending(entry, future),
+            }
+        }
+        Stop::End
+    }
+
+    /// Before a hook's record: allocates the run list once, and only when a hook is about to
+    /// run.
+    fn begin_runs(&mut self, candidates: &Candidates<'_>, cursor: &Cursor) {
+        if self.outcome.runs.is_empty() {
+            let capacity = candidates.split().1.len() + 1 - cursor.next;
+            self.outcome.runs.begin(candidates.names(), capacity);
+        }
     }
 
     /// Ends the open group, if any, with one clock reading: each of its hooks is recorded with
