@@ -9,8 +9,8 @@ use tollgate_protocol::Event;
 
 use tollgate_protocol::{Payload, RunStatus};
 
-use crate::dispatch::outcome::HookRun;
 use crate::dispatch::run::{Settled, run};
+use crate::dispatch::{HookRun, NamedRun};
 use crate::hook::HookContext;
 use crate::registry::Entry;
 
@@ -23,7 +23,7 @@ use crate::registry::Entry;
 pub trait DetachedObserver: Send + Sync + 'static {
     /// One detached run ended: `run` has its final status (`completed`, `timed_out`, …), its
     /// decision when it answered, its error when it failed, and its duration.
-    fn finished(&self, payload: &Payload, run: &HookRun);
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>);
 }
 
 /// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
@@ -117,7 +117,8 @@ impl Background {
         ctx: HookContext,
         observer: Option<Arc<dyn DetachedObserver>>,
     ) -> bool {
-        let (hook, name, deadline) = (entry.hook.clone(), entry.name.clone(), entry.timeout);
+        let (hook, name, index) = (entry.hook.clone(), entry.name.clone(), entry.index);
+        let deadline = entry.timeout;
         let (kind, source, failure_mode) = (entry.kind, entry.source, entry.failure_mode);
         let inner = &self.inner;
         if inner.pending.fetch_add(1, Ordering::AcqRel) >= inner.capacity {
@@ -144,7 +145,7 @@ impl Background {
             log_detached(&name, &event, ran.settled, ran.took);
             if let (Some(observer), Some(payload)) = (observer, payload) {
                 let record = HookRun {
-                    hook: name,
+                    hook: index,
                     kind,
                     source,
                     status,
@@ -157,10 +158,11 @@ impl Background {
                 // An observer's panic must not take the queue's task down with a message-less
                 // abort; it is logged like a DispatchObserver's.
                 let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    observer.finished(&payload, &record);
+                    let name = &name;
+                    observer.finished(&payload, NamedRun { name, run: &record });
                 }));
                 if seen.is_err() {
-                    tracing::warn!(hook = %record.hook, "a detached-run observer panicked");
+                    tracing::warn!(hook = %name, "a detached-run observer panicked");
                 }
             }
         });

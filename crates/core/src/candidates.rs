@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use foldhash::fast::RandomState;
 use globset::{Candidate, GlobSet};
 
+use crate::dispatch::HookNames;
 use crate::error::Result;
 use crate::matcher::{ToolMatcher, build_set};
 use crate::registry::{DispatchMode, Entry};
@@ -25,6 +26,8 @@ const CACHE_MAX_KEY: usize = 128;
 pub(crate) struct EventHooks {
     pub(crate) mode: DispatchMode,
     pub(crate) entries: Vec<Entry>,
+    /// The entries' names, in the same order: what the outcome's records refer to.
+    pub(crate) names: HookNames,
     globs: GlobSet,
     /// For each glob of `globs`, the index of the entry it belongs to (ascending).
     glob_owner: Vec<u32>,
@@ -56,6 +59,7 @@ type Slot = OnceLock<(Box<str>, Box<[u32]>)>;
 /// One shape for all cases, so that walking it costs no branch on where the indexes live.
 pub(crate) struct Candidates<'a> {
     entries: &'a [Entry],
+    names: &'a HookNames,
     indexes: Cow<'a, [u32]>,
 }
 
@@ -63,6 +67,11 @@ impl<'a> Candidates<'a> {
     /// The event's entries and the indexes of the selected ones, in run order.
     pub(crate) fn split(&self) -> (&'a [Entry], &[u32]) {
         (self.entries, &self.indexes)
+    }
+
+    /// The names of the event's entries.
+    pub(crate) fn names(&self) -> &'a HookNames {
+        self.names
     }
 
     /// The selected entries, in run order.
@@ -130,9 +139,13 @@ impl EventHooks {
     /// Compiles the globs of `entries` (sorted in run order; `tools[i]` belongs to `entries[i]`).
     pub(crate) fn new(
         mode: DispatchMode,
-        entries: Vec<Entry>,
+        mut entries: Vec<Entry>,
         tools: &[Option<ToolMatcher>],
     ) -> Result<Self> {
+        for (index, entry) in (0u32..).zip(&mut entries) {
+            entry.index = index;
+        }
+        let names = entries.iter().map(|entry| entry.name.clone()).collect();
         let mut globs = Vec::new();
         let (mut glob_owner, mut untooled) = (Vec::new(), Vec::new());
         for (index, tools) in (0u32..).zip(tools) {
@@ -152,6 +165,7 @@ impl EventHooks {
         Ok(Self {
             mode,
             entries,
+            names,
             globs: build_set(&globs)?,
             glob_owner,
             untooled,
@@ -178,6 +192,7 @@ impl EventHooks {
             Ok(listed) => self.listed(listed),
             Err(selected) => Candidates {
                 entries: &self.entries,
+                names: &self.names,
                 indexes: Cow::Owned(selected),
             },
         }
@@ -186,6 +201,7 @@ impl EventHooks {
     fn listed<'a>(&'a self, indexes: &'a [u32]) -> Candidates<'a> {
         Candidates {
             entries: &self.entries,
+            names: &self.names,
             indexes: Cow::Borrowed(indexes),
         }
     }

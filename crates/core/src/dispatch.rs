@@ -6,6 +6,7 @@ mod chain;
 mod gate;
 pub(crate) mod outcome;
 pub(crate) mod run;
+mod runs;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -18,9 +19,9 @@ use crate::registry::{DispatchMode, Registry};
 use chain::Chain;
 pub use gate::PermissionGate;
 pub use outcome::{
-    DecidedBy, DispatchObserver, DispatchOutcome, GateReview, HookRun, RecordedSideEffect,
-    ReviewedArgs,
+    DecidedBy, DispatchObserver, DispatchOutcome, GateReview, RecordedSideEffect, ReviewedArgs,
 };
+pub use runs::{HookNames, HookRun, HookRuns, Iter as HookRunsIter, NamedRun};
 
 /// Whether hooks run: an explicit run option, recorded in every [`DispatchOutcome`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,8 +105,9 @@ impl Dispatcher {
     pub async fn dispatch(&self, payload: Arc<Payload>) -> DispatchOutcome {
         let event = payload.event();
         let bypassed = self.mode == HooksMode::Bypass;
-        let mut chain = Chain::new(DispatchOutcome::new(event, bypassed), payload.clone());
-        if !bypassed && let Some(hooks) = self.registry.hooks(&chain.outcome.event) {
+        let mut outcome = DispatchOutcome::new(event, bypassed);
+        if !bypassed && let Some(hooks) = self.registry.hooks(&outcome.event) {
+            let mut chain = Chain::new(&mut outcome, payload.clone());
             match hooks.mode {
                 DispatchMode::Notification => {
                     chain
@@ -117,7 +119,6 @@ impl Dispatcher {
                 }
             }
         }
-        let mut outcome = chain.outcome;
         if let Some(gate) = &self.gate {
             gate::review(gate.as_ref(), &payload, &mut outcome).await;
         }

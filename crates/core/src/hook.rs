@@ -191,8 +191,10 @@ pub trait Hook: Send + Sync + 'static {
     /// dispatch, and calls `execute` only on `None`: a hook that answers here costs no boxed
     /// future, no context clone and no timer. It must not block: it runs on the dispatcher's
     /// thread and cannot be interrupted (an answer that took longer than the deadline is
-    /// recorded as `timed_out`, as for [`execute`](Self::execute)). A panic is recorded as a
-    /// crashed run. [`hook_sync`](crate::hook_sync) builds such a hook from a closure.
+    /// recorded as `timed_out`, as for [`execute`](Self::execute)). Hooks answering at once in
+    /// a row are timed together (see [`HookRun::duration`](crate::HookRun::duration)): when such
+    /// a group overruns, its plain allows are all recorded as `timed_out`, though the fold is
+    /// what it would have been. A panic is recorded as a crashed run. [`hook_sync`](crate::hook_sync) builds such a hook from a closure.
     fn execute_now(&self, _ctx: &HookContext) -> Option<Result<Outcome, HookError>> {
         None
     }

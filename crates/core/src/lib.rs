@@ -68,7 +68,7 @@
 //!
 //! // audit (0), then reviewer and dry-run (5, in registration order), then guard (9).
 //! let ls = dispatcher.dispatch(call("ls")).await;
-//! let order: Vec<&str> = ls.runs.iter().map(|r| &*r.hook).collect();
+//! let order: Vec<&str> = ls.runs.iter().map(|r| r.name).collect();
 //! assert_eq!(order, ["audit", "reviewer", "dry-run", "guard"]);
 //! assert_eq!(ls.decision, Decision::ask("a human should look")); // ask, nobody denied
 //! assert_eq!(ls.modified_args, Some(json!({"command": "ls", "dry_run": true})));
@@ -91,8 +91,8 @@ pub mod truncate;
 
 pub use background::{Background, DetachedObserver};
 pub use dispatch::{
-    DecidedBy, DispatchObserver, DispatchOutcome, Dispatcher, GateReview, HookRun, HooksMode,
-    PermissionGate, RecordedSideEffect, ReviewedArgs,
+    DecidedBy, DispatchObserver, DispatchOutcome, Dispatcher, GateReview, HookNames, HookRun,
+    HookRuns, HookRunsIter, HooksMode, NamedRun, PermissionGate, RecordedSideEffect, ReviewedArgs,
 };
 pub use error::CoreError;
 pub use hook::{

@@ -139,6 +139,8 @@ impl HookOptions {
 /// One registered hook, as the dispatcher sees it.
 pub(crate) struct Entry {
     pub(crate) hook: Arc<dyn Hook>,
+    /// Its position among its event's hooks, in run order (what a record refers to it by).
+    pub(crate) index: u32,
     pub(crate) name: Arc<str>,
     pub(crate) kind: HookKind,
     pub(crate) priority: i32,
@@ -210,6 +212,7 @@ impl RegistryBuilder {
         for (event, hook, options) in self.pending {
             let entry = Entry {
                 name: Arc::from(hook.name()),
+                index: 0, // numbered once sorted
                 kind: hook.kind(),
                 priority: options.priority.unwrap_or_else(|| hook.priority()),
                 timeout: options.timeout.duration(),

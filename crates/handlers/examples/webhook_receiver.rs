@@ -95,7 +95,8 @@ async fn demo() {
         },
     );
     let outcome = dispatcher.dispatch(Arc::new(payload)).await;
-    let run = serde_json::to_string(&outcome.runs[0].to_wire(&Event::SessionEnd)).unwrap();
+    let run =
+        serde_json::to_string(&outcome.runs.get(0).unwrap().to_wire(&Event::SessionEnd)).unwrap();
     eprintln!("hook run: {run}");
 }
 

@@ -39,8 +39,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tollgate_config::{Assembler, HookFile, Policy, SandboxSettings, Warning, selected_skills};
 use tollgate_core::{
-    Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HookRun,
-    HooksMode, Registry, ToolMatcher,
+    Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HooksMode,
+    NamedRun, Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;
@@ -1003,7 +1003,7 @@ impl<'s> Session<'s> {
 struct DetachedToTrace(Trace);
 
 impl DetachedObserver for DetachedToTrace {
-    fn finished(&self, payload: &Payload, run: &HookRun) {
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>) {
         let mut line = match serde_json::to_value(run.to_wire(&payload.event())) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),

@@ -109,7 +109,7 @@ impl CallReport {
                 .runs
                 .iter()
                 .filter(|r| rewritten && r.rewrote)
-                .map(|r| r.hook.to_string())
+                .map(|r| r.name.to_owned())
                 .collect(),
             modified_args: outcome.modified_args.clone().filter(|_| rewritten),
             hook_failures: outcome
@@ -117,7 +117,7 @@ impl CallReport {
                 .iter()
                 .filter(|r| !matches!(r.status, RunStatus::Completed | RunStatus::Detached))
                 .map(|r| FailureReport {
-                    hook: r.hook.to_string(),
+                    hook: r.name.to_owned(),
                     status: r.status.as_str(),
                     error: r.error.clone(),
                 })

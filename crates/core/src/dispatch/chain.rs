@@ -1,11 +1,11 @@
 //! Folding hook outcomes: the waterfall, the deny short-circuit, strictest-wins, result
 //! chaining and concurrent notifications. Uses the steps before it: the selection
 //! ([`EventHooks::candidates`]) and one hook's run ([`super::run`]); fills the records
-//! ([`super::outcome`]).
+//! ([`super::outcome`]). Sequential chains run in [`sequential`].
 
-use std::future::poll_fn;
+mod sequential;
+
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use quanta::Instant;
@@ -17,16 +17,19 @@ use tollgate_protocol::{
     SideEffect,
 };
 
-use super::outcome::{DecidedBy, DispatchOutcome, HookRun, RecordedSideEffect};
-use super::run::{Failure, HookFuture, Settled, Started, finish, run, start, triggers};
+use super::outcome::{DecidedBy, DispatchOutcome, RecordedSideEffect};
+use super::run::{Failure, Settled, matcher_panicked, run, triggers};
+use super::runs::HookRun;
 use crate::background::{Background, DetachedObserver};
-use crate::candidates::{Candidates, EventHooks};
+use crate::candidates::EventHooks;
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
 
 /// The state of one dispatch while its hooks run.
-pub(super) struct Chain {
-    pub(super) outcome: DispatchOutcome,
+pub(super) struct Chain<'o> {
+    /// Filled in place: the outcome is a few hundred bytes, and moving it in and out of the
+    /// chain cost two copies per dispatch.
+    outcome: &'o mut DispatchOutcome,
     /// The payload as rewritten so far (what the next hook sees), shared by the hooks until
     /// one rewrites it.
     ctx: HookContext,
@@ -39,120 +42,13 @@ enum Step {
     Stop,
 }
 
-/// Where a sequential chain stands: the next candidate, and the last clock reading when
-/// nothing slow happened since. Clock readings serialize the CPU, so each run's end is the
-/// next run's start, unless anything slow happened in between (a matcher that declined, a
-/// rewrite).
-struct Cursor {
-    next: usize,
-    now: Option<Instant>,
-}
-
-/// Why [`Chain::run_at_once`] returned.
-enum Next<'a> {
-    /// A hook stopped the chain.
-    Stop,
-    /// Every candidate ran.
-    End,
-    /// This hook's future is pending after its first poll; the cursor holds its start.
-    Later(&'a Entry, HookFuture<'a>),
-}
-
-impl Chain {
-    pub(super) fn new(outcome: DispatchOutcome, payload: Arc<Payload>) -> Self {
+impl<'o> Chain<'o> {
+    pub(super) fn new(outcome: &'o mut DispatchOutcome, payload: Arc<Payload>) -> Self {
         Self {
             outcome,
             ctx: HookContext::new(payload),
             first_ask: None,
         }
-    }
-
-    /// Blocking and result events: one hook after the other, each seeing the previous rewrites;
-    /// the first deny stops the chain.
-    pub(super) async fn run_sequentially(&mut self, hooks: &EventHooks) {
-        let candidates = hooks.candidates(self.ctx.payload().match_target());
-        let mut cursor = Cursor { next: 0, now: None };
-        loop {
-            let next = poll_fn(|cx| {
-                Poll::Ready(self.run_at_once(hooks.mode, &candidates, &mut cursor, cx))
-            })
-            .await;
-            let (entry, future) = match next {
-                Next::Stop => return,
-                Next::End => break,
-                Next::Later(entry, future) => (entry, future),
-            };
-            let start = cursor.now.unwrap_or_else(Instant::now);
-            let ran = finish(future, entry.timeout, start).await;
-            cursor.now = Some(ran.end);
-            if let Step::Stop = self.apply(entry, hooks.mode, ran.settled, ran.took) {
-                return;
-            }
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
-                cursor.now = None; // the rewrite cloned the payload
-            }
-        }
-        if let Some((decision, hook)) = self.first_ask.take() {
-            self.outcome.decision = decision;
-            self.outcome.decided_by = Some(DecidedBy::Hook(hook));
-        }
-    }
-
-    /// Runs the candidates from the cursor on for as long as they answer without waiting
-    /// ([`Hook::execute_now`](crate::Hook::execute_now), or a future ready on its first poll,
-    /// polled with `cx`). A plain function rather than part of the async one, so that this, the
-    /// common path, keeps its values in registers instead of the dispatch future's state.
-    fn run_at_once<'a>(
-        &mut self,
-        mode: DispatchMode,
-        candidates: &Candidates<'a>,
-        cursor: &mut Cursor,
-        cx: &mut Context<'_>,
-    ) -> Next<'a> {
-        let (entries, order) = candidates.split();
-        while let Some(&index) = order.get(cursor.next) {
-            cursor.next += 1;
-            let Some(entry) = entries.get(index as usize) else {
-                continue; // not reached: selections index the entries they were made from
-            };
-            let triggered = triggers(entry, &self.ctx);
-            if let Ok(false) = triggered {
-                cursor.now = None;
-                continue;
-            }
-            if self.outcome.runs.is_empty() {
-                // Allocate once, and only when a hook is about to run.
-                self.outcome
-                    .runs
-                    .reserve_exact(order.len() + 1 - cursor.next);
-            }
-            // Each arm hands its result straight to `apply`: going through a shared
-            // (settled, duration) value costs a copy per hook.
-            let step = match triggered {
-                Ok(_) => {
-                    let begun = cursor.now.unwrap_or_else(Instant::now);
-                    cursor.now = Some(begun);
-                    let ran = match start(&*entry.hook, entry.timeout, &self.ctx, begun, cx) {
-                        Started::Done(ran) => ran,
-                        Started::Pending(future) => return Next::Later(entry, future),
-                    };
-                    cursor.now = Some(ran.end);
-                    self.apply(entry, mode, ran.settled, ran.took)
-                }
-                Err(message) => {
-                    cursor.now = None;
-                    let settled = Settled::failed(RunStatus::Crashed, message);
-                    self.apply(entry, mode, settled, Duration::ZERO)
-                }
-            };
-            if let Step::Stop = step {
-                return Next::Stop;
-            }
-            if self.outcome.runs.last().is_some_and(|run| run.rewrote) {
-                cursor.now = None; // the rewrite cloned the payload
-            }
-        }
-        Next::End
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
@@ -165,6 +61,9 @@ impl Chain {
         let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
         for entry in candidates.iter() {
+            if self.outcome.runs.is_empty() {
+                self.outcome.runs.begin(candidates.names(), 0);
+            }
             match triggers(entry, &self.ctx) {
                 Ok(false) => {}
                 Ok(true) if entry.fire_and_forget => {
@@ -172,7 +71,7 @@ impl Chain {
                     self.detach(entry, ctx, background, observer);
                 }
                 Ok(true) => selected.push((entry, Ok(()))),
-                Err(message) => selected.push((entry, Err(message))),
+                Err(panic) => selected.push((entry, Err(matcher_panicked(panic)))),
             }
         }
         if selected.is_empty() {
@@ -208,7 +107,7 @@ impl Chain {
         // Filled in place rather than assembled from intermediate values: moving those cost
         // more than the rest of the bookkeeping.
         let mut run = HookRun {
-            hook: entry.name.clone(),
+            hook: entry.index,
             kind: entry.kind,
             source: entry.source,
             status: RunStatus::Completed,
@@ -346,7 +245,7 @@ impl Chain {
             )
         };
         self.outcome.runs.push(HookRun {
-            hook: entry.name.clone(),
+            hook: entry.index,
             kind: entry.kind,
             source: entry.source,
             status,

@@ -3,13 +3,11 @@
 //! the protocol.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
-use tollgate_protocol::wire::HookRunWire;
-use tollgate_protocol::{
-    Decision, Event, FailureMode, HookKind, HookSource, Payload, RunStatus, SideEffect,
-};
+use tollgate_protocol::{Decision, Event, Payload, SideEffect};
+
+use super::runs::HookRuns;
 
 /// Sees the folded outcome of every dispatch of a run, after the fold and the permission gate:
 /// audit logs, metrics. Hooks cannot do this (a deny stops the chain before later hooks run, and
@@ -49,54 +47,6 @@ pub struct GateReview {
     pub decision: Decision,
 }
 
-/// The record of one hook run, in run order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HookRun {
-    /// The hook's name.
-    pub hook: Arc<str>,
-    /// Its kind.
-    pub kind: HookKind,
-    /// Where it came from.
-    pub source: HookSource,
-    /// How the run ended. Anything but `Completed` is a hook failure.
-    pub status: RunStatus,
-    /// What the run counted as: the hook's answer; `Deny` for a `fail_closed` failure on a
-    /// blocking or result event; `None` for any other failure (skipped, or on a notification
-    /// event where nothing can be denied). A failure never shows as `Allow`.
-    pub decision: Option<Decision>,
-    /// The failure, for every status but `Completed`.
-    pub error: Option<String>,
-    /// The hook's failure mode.
-    pub failure_mode: FailureMode,
-    /// Wall time of the run.
-    pub duration: Duration,
-    /// Whether the hook rewrote the arguments or the result.
-    pub rewrote: bool,
-}
-
-impl HookRun {
-    /// The trace line for this run.
-    pub fn to_wire(&self, event: &Event) -> HookRunWire {
-        HookRunWire {
-            hook: self.hook.to_string(),
-            kind: self.kind.as_str().into(),
-            source: self.source.as_str().into(),
-            event: event.to_string(),
-            status: self.status.as_str().into(),
-            decision: self.decision.as_ref().map(|d| d.as_str().into()),
-            reason: self
-                .decision
-                .as_ref()
-                .and_then(|d| d.reason())
-                .map(Into::into),
-            error: self.error.clone(),
-            failure_mode: self.failure_mode.as_str().into(),
-            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
-            rewrote: self.rewrote,
-        }
-    }
-}
-
 /// A side effect, with the hook that reported it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordedSideEffect {
@@ -127,8 +77,8 @@ pub struct DispatchOutcome {
     /// Side effects of every hook, in run order; hook failures are recorded here too
     /// (kind `hook_failure`).
     pub side_effects: Vec<RecordedSideEffect>,
-    /// One record per hook run, in run order.
-    pub runs: Vec<HookRun>,
+    /// One record per hook run, in run order, with the names of the hooks they refer to.
+    pub runs: HookRuns,
     /// The permission gate's reviews (`pre_tool_use` only).
     pub gate_reviews: Vec<GateReview>,
     /// Whether hooks were bypassed (evaluation bypass).
@@ -145,7 +95,7 @@ impl DispatchOutcome {
             modified_result: None,
             additional_context: Vec::new(),
             side_effects: Vec::new(),
-            runs: Vec::new(),
+            runs: HookRuns::default(),
             gate_reviews: Vec::new(),
             bypassed,
         }

@@ -37,10 +37,19 @@ impl Settled {
     }
 }
 
-/// Asks the hook's code matcher. A panic is reported as the message of a crashed run.
-pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, String> {
+/// A caught panic's payload.
+pub(crate) type Panic = Box<dyn Any + Send>;
+
+/// Asks the hook's code matcher, catching a panic (see [`matcher_panicked`]). The payload is
+/// returned as it is, two words: a message would cost a copy per hook.
+#[inline(always)]
+pub(crate) fn triggers(entry: &Entry, ctx: &HookContext) -> Result<bool, Panic> {
     catch_unwind(AssertUnwindSafe(|| entry.hook.should_trigger(ctx)))
-        .map_err(|panic| format!("should_trigger panicked: {}", panic_message(panic)))
+}
+
+/// The error of a run whose matcher panicked.
+pub(crate) fn matcher_panicked(panic: Panic) -> String {
+    format!("should_trigger panicked: {}", panic_message(panic))
 }
 
 /// How a run settled, when it ended and how long it took.
@@ -77,18 +86,60 @@ pub(crate) fn start<'a>(
     start: Instant,
     cx: &mut Context<'_>,
 ) -> Started<'a> {
-    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
-        Ok(Some(answer)) => settled(answer),
-        Ok(None) => match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
-            Ok(mut future) => match poll_settled(&mut future, cx) {
-                Some(settled) => settled,
-                None => return Started::Pending(future),
-            },
-            Err(panic) => crashed(panic),
+    let settled = match answer_now(hook, ctx, cx) {
+        Answer::PlainAllow => Settled::Answered(Outcome::allow()),
+        Answer::Settled(settled) => settled,
+        Answer::Pending(future) => return Started::Pending(future),
+    };
+    Started::Done(ended(settled, deadline, start))
+}
+
+/// How far a hook got without waiting, before any clock reading.
+pub(crate) enum Answer<'a> {
+    /// It answered a plain allow ([`Outcome::is_plain_allow`]): told apart at once, because it
+    /// is the common answer and needs nothing but its record.
+    PlainAllow,
+    /// Any other answer, or a failure.
+    Settled(Settled),
+    /// Its future is pending after the first poll.
+    Pending(HookFuture<'a>),
+}
+
+/// [`start`] without the clock: the hook's answer (or failure) when it gave one without
+/// waiting, else its future, pending after the first poll. The caller times the run.
+#[inline(always)]
+pub(crate) fn answer_now<'a>(
+    hook: &'a dyn Hook,
+    ctx: &HookContext,
+    cx: &mut Context<'_>,
+) -> Answer<'a> {
+    match catch_unwind(AssertUnwindSafe(|| hook.execute_now(ctx))) {
+        Ok(Some(Ok(outcome))) if outcome.is_plain_allow() => Answer::PlainAllow,
+        Ok(Some(answer)) => Answer::Settled(settled(answer)),
+        Ok(None) => answer_by_future(hook, ctx, cx),
+        Err(panic) => Answer::Settled(crashed(panic)),
+    }
+}
+
+/// For a hook that did not answer through [`Hook::execute_now`]: its future, polled once with
+/// `cx`, a panic caught (also while building it).
+#[inline(always)]
+pub(crate) fn answer_by_future<'a>(
+    hook: &'a dyn Hook,
+    ctx: &HookContext,
+    cx: &mut Context<'_>,
+) -> Answer<'a> {
+    let settled = match catch_unwind(AssertUnwindSafe(|| hook.execute(ctx.clone()))) {
+        Ok(mut future) => match poll_settled(&mut future, cx) {
+            Some(Settled::Answered(outcome)) if outcome.is_plain_allow() => {
+                return Answer::PlainAllow;
+            }
+            Some(settled) => settled,
+            None => return Answer::Pending(future),
         },
         Err(panic) => crashed(panic),
     };
-    Started::Done(ended(settled, deadline, start))
+    Answer::Settled(settled)
 }
 
 /// Awaits a hook's future that was pending after its first poll, under what is left of its
@@ -127,11 +178,18 @@ pub(crate) async fn run(
 fn ended(settled: Settled, deadline: Duration, start: Instant) -> Ran {
     let end = Instant::now();
     let took = end.saturating_duration_since(start);
-    let settled = match settled {
+    let settled = distrust_late(settled, deadline, took);
+    Ran { settled, end, took }
+}
+
+/// An answer that came after the deadline (`took` is the run's time) is not trusted: the run
+/// timed out.
+#[inline(always)]
+pub(crate) fn distrust_late(settled: Settled, deadline: Duration, took: Duration) -> Settled {
+    match settled {
         Settled::Answered(_) if took > deadline => timed_out(deadline, Some(took)),
         settled => settled,
-    };
-    Ran { settled, end, took }
+    }
 }
 
 /// Polls the hook's future once, catching a panic; `None` while it is pending. A future that
@@ -145,7 +203,7 @@ fn poll_settled(future: &mut HookFuture<'_>, cx: &mut Context<'_>) -> Option<Set
 }
 
 #[inline(always)]
-fn settled(answer: Result<Outcome, HookError>) -> Settled {
+pub(crate) fn settled(answer: Result<Outcome, HookError>) -> Settled {
     match answer {
         Ok(outcome) => Settled::Answered(outcome),
         Err(error) => Settled::failed(error.kind().into(), error.message().to_owned()),
@@ -164,7 +222,7 @@ fn timed_out(deadline: Duration, blocked_for: Option<Duration>) -> Settled {
     Settled::failed(RunStatus::TimedOut, message)
 }
 
-fn crashed(panic: Box<dyn Any + Send>) -> Settled {
+pub(crate) fn crashed(panic: Panic) -> Settled {
     Settled::failed(
         RunStatus::Crashed,
         format!("panicked: {}", panic_message(panic)),

@@ -492,7 +492,7 @@ async fn side_effects_and_records_are_kept_in_run_order() {
         .map(|s| (&*s.hook, s.effect.detail["n"].clone()))
         .collect();
     assert_eq!(effects, [("first", json!(0)), ("second", json!(1))]);
-    let wire = outcome.runs[1].to_wire(&outcome.event);
+    let wire = outcome.runs.get(1).unwrap().to_wire(&outcome.event);
     assert_eq!(
         (
             wire.hook.as_str(),
@@ -638,12 +638,12 @@ async fn fire_and_forget_hooks_never_delay_the_dispatch_and_still_run() {
 struct Finished(Mutex<Vec<(String, RunStatus, Option<String>)>>);
 
 impl tollgate_core::DetachedObserver for Finished {
-    fn finished(&self, payload: &Payload, run: &tollgate_core::HookRun) {
+    fn finished(&self, payload: &Payload, run: tollgate_core::NamedRun<'_>) {
         assert_eq!(payload.event(), Event::SessionEnd);
         self.0
             .lock()
             .unwrap()
-            .push((run.hook.to_string(), run.status, run.error.clone()));
+            .push((run.name.to_owned(), run.status, run.error.clone()));
     }
 }
 

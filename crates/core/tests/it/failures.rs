@@ -76,7 +76,7 @@ async fn fail_open_failures_are_recorded_skipped_and_the_chain_goes_on() {
     for failure in [Failure::Deadline, Failure::Panic, Failure::Error] {
         let (outcome, before, after) = dispatch_with(failure, FailureMode::FailOpen).await;
         assert_eq!(outcome.decision, Decision::Allow, "{failure:?}");
-        let run = &outcome.runs[1];
+        let run = outcome.runs.get(1).unwrap();
         assert_eq!(run.status, expected_status(failure), "{failure:?}");
         assert_eq!(
             run.decision, None,
@@ -221,7 +221,7 @@ async fn panics_outside_the_future_are_crashes_too() {
     hooks.register_with(Event::PreToolUse, PanicsBeforeItsFuture, closed);
     let dispatcher = Dispatcher::new(hooks.build().unwrap());
     let outcome = dispatcher.dispatch(pre_tool_use("bash", json!({}))).await;
-    let statuses: Vec<_> = outcome.runs.iter().map(|r| (&*r.hook, r.status)).collect();
+    let statuses: Vec<_> = outcome.runs.iter().map(|r| (r.name, r.status)).collect();
     assert_eq!(
         statuses,
         [

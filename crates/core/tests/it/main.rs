@@ -10,5 +10,6 @@ mod isolation;
 mod matcher_props;
 mod spill;
 mod support;
+mod sync_groups;
 mod sync_hooks;
 mod truncate;

@@ -45,7 +45,7 @@ proptest! {
         ordered.sort_by_key(|(_, priority, _)| *priority);
         for name in names.iter().chain(names.iter()) {
             let outcome = runtime.block_on(dispatcher.dispatch(pre_tool_use(name, json!({}))));
-            let ran: Vec<&str> = outcome.runs.iter().map(|r| &*r.hook).collect();
+            let ran: Vec<&str> = outcome.runs.iter().map(|r| r.name).collect();
             let expected: Vec<&str> = ordered
                 .iter()
                 .filter(|(_, _, m)| m.as_ref().is_none_or(|m| m.is_match(name)))

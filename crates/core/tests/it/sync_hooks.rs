@@ -85,7 +85,7 @@ async fn sync_and_async_hooks_share_one_order_waterfall_and_short_circuit() {
             ("sync-deny".to_owned(), rewritten.clone()),
         ]
     );
-    let order: Vec<&str> = outcome.runs.iter().map(|r| &*r.hook).collect();
+    let order: Vec<&str> = outcome.runs.iter().map(|r| r.name).collect();
     assert_eq!(order, ["sync-rewrite", "async-ask", "sync-deny"]);
     assert_eq!(
         outcome.decision,
@@ -185,7 +185,7 @@ async fn sync_hooks_run_on_notification_events_and_detached() {
         outcome
             .runs
             .iter()
-            .find(|r| &*r.hook == name)
+            .find(|r| r.name == name)
             .map(|r| r.status)
     };
     assert_eq!(status("inline"), Some(RunStatus::Completed));

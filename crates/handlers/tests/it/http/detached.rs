@@ -78,14 +78,7 @@ async fn a_full_queue_drops_the_hook_with_a_warning() {
     let dispatcher = detached_dispatcher(&hooks, &background);
 
     let outcome = dispatcher.dispatch(session_end()).await;
-    let status = |name: &str| {
-        outcome
-            .runs
-            .iter()
-            .find(|r| &*r.hook == name)
-            .unwrap()
-            .status
-    };
+    let status = |name: &str| outcome.runs.iter().find(|r| r.name == name).unwrap().status;
     assert_eq!(status("first"), RunStatus::Detached);
     assert_eq!(status("second"), RunStatus::Dropped);
     let log = captured.text();
