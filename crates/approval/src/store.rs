@@ -159,6 +159,15 @@ impl Store {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
+    /// Asks the database a trivial question (`SELECT 1`), for health checks.
+    ///
+    /// # Errors
+    /// The database does not answer (locked past the busy timeout, the file is gone, …).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Files a request, or finds the one with the same idempotency key (a resumed run):
     /// no second row is ever created for the same call. Both are audited (`create`,
     /// `attach`).
