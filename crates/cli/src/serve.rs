@@ -15,7 +15,7 @@ use clap::Args;
 use tollgate_approval::Store;
 use tollgate_server::{AppState, ServerConfig};
 
-use crate::registry::{fail, init_logging};
+use crate::registry::{fail, init_logging, warn};
 
 /// Arguments of `tollgate serve`.
 #[derive(Debug, Args)]
@@ -52,6 +52,12 @@ pub fn run(args: Serve) -> Result<ExitCode> {
             Ok(shutdown) => shutdown,
             Err(e) => return Ok(fail(1, &format!("cannot watch for signals: {e}"))),
         };
+        if !address.ip().is_loopback() {
+            warn(format!(
+                "{address} is not a loopback address and the server speaks plain HTTP: \
+                 bearer tokens cross the network in the clear unless a TLS proxy fronts it"
+            ));
+        }
         eprintln!("tollgate serve: listening on http://{address}");
         let state = AppState::new(config, store);
         if let Err(e) = tollgate_server::serve(listener, state, shutdown).await {

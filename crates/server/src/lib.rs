@@ -40,7 +40,7 @@ use axum::{Json, Router};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tollgate_approval::Store;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 
 pub use approvals::CHANNEL;
 pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
@@ -89,7 +89,9 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(
+            // One INFO line per request: method, path, status, latency; never a header.
             TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .with_state(state)

@@ -367,6 +367,10 @@ async fn bad_requests_get_json_errors_and_the_server_keeps_serving() {
         .call("GET", "/v1/approvals?status=maybe", Some(OPS), None)
         .await;
     assert_eq!(status, 400);
+    let (status, _, _) = server
+        .call("GET", "/v1/approvals?state=pending", Some(OPS), None)
+        .await;
+    assert_eq!(status, 400, "an unknown query parameter");
     let (status, body, _) = server.call("GET", "/v2/nothing", Some(OPS), None).await;
     assert_eq!((status, &body["error"]), (404, &json!("not_found")));
     let (status, body, _) = server.call("DELETE", "/healthz", None, None).await;
