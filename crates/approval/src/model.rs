@@ -2,12 +2,12 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where a confirmation request stands. `pending` is the only state that changes; the four
 /// others are terminal and never change again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Waiting for a human.
@@ -103,7 +103,7 @@ impl NewRequest {
 }
 
 /// One confirmation request as stored. Times are milliseconds since the Unix epoch (UTC).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     /// `cr_` and a ULID (sortable by creation time).
     pub id: String,
@@ -169,7 +169,7 @@ impl Request {
 }
 
 /// One row of the append-only audit: a transition or a refused attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditEvent {
     /// Order of writing.
     pub id: i64,

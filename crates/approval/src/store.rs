@@ -159,6 +159,18 @@ impl Store {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
+    /// Reads one row of the requests table, for health checks.
+    ///
+    /// # Errors
+    /// The database does not answer (no connection free within the pool's timeout, a read
+    /// error, …).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1 FROM confirmation_request LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// Files a request, or finds the one with the same idempotency key (a resumed run):
     /// no second row is ever created for the same call. Both are audited (`create`,
     /// `attach`).

@@ -13,11 +13,15 @@ use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use tollgate_approval::{
-    Decision, Refused, Request, Status, Store, Verdict, format_ms, format_span, os_user,
+    Decision, Request, Status, Store, Verdict, format_ms, format_span, os_user,
 };
 use tollgate_handlers::text::escape_controls;
 
 use crate::registry::fail;
+
+mod source;
+
+use source::{Client, Failure, Source};
 
 /// Where the approval database lives unless `--db` or `TOLLGATE_DB` says otherwise:
 /// `$XDG_STATE_HOME/tollgate/tollgate.db`, else `~/.local/state/tollgate/tollgate.db`. It is
@@ -42,6 +46,14 @@ pub struct Approvals {
     /// same default as `tollgate run --db`).
     #[arg(long, value_name = "PATH", global = true)]
     db: Option<PathBuf>,
+    /// Act through a `tollgate serve` at URL instead of the database file; decisions are
+    /// recorded under the token's name, through channel `api`.
+    #[arg(long, value_name = "URL", global = true, conflicts_with = "db")]
+    server: Option<String>,
+    /// The bearer token for --server (default: $TOLLGATE_TOKEN). Prefer the variable: a
+    /// command line is visible to other users of the machine.
+    #[arg(long, value_name = "TOKEN", global = true, requires = "server")]
+    token: Option<String>,
     #[command(subcommand)]
     command: Action,
 }
@@ -108,27 +120,17 @@ enum Which {
 /// # Errors
 /// Only when writing to stdout fails or the Tokio runtime cannot start.
 pub fn run(args: Approvals, out: &mut impl Write) -> Result<ExitCode> {
-    let db = args.db.clone().unwrap_or_else(default_db);
-    if !db.exists() {
-        return Ok(fail(
-            1,
-            &format!(
-                "no approval database at {} (a `tollgate run` that asks creates it; pass --db PATH)",
-                escape_controls(&db.display().to_string())
-            ),
-        ));
-    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let store = match Store::open(&db).await {
-            Ok(store) => store,
-            Err(e) => return Ok(fail(1, &e.to_string())),
+        let source = match open(&args).await {
+            Ok(source) => source,
+            Err(failure) => return Ok(failure.exit()),
         };
         match args.command {
-            Action::List { status, json } => list(&store, status, json, out).await,
-            Action::Show { id, json } => show(&store, &id, json, out).await,
+            Action::List { status, json } => list(&source, status, json, out).await,
+            Action::Show { id, json } => show(&source, &id, json, out).await,
             Action::Approve {
                 id,
                 note,
@@ -147,7 +149,7 @@ pub fn run(args: Approvals, out: &mut impl Write) -> Result<ExitCode> {
                     channel: "cli".into(),
                     note,
                 };
-                decide(&store, &id, &decision, out).await
+                decide(&source, &id, &decision, out).await
             }
             Action::Reject { id, note, as_name } => {
                 let decision = Decision {
@@ -156,27 +158,58 @@ pub fn run(args: Approvals, out: &mut impl Write) -> Result<ExitCode> {
                     channel: "cli".into(),
                     note,
                 };
-                decide(&store, &id, &decision, out).await
+                decide(&source, &id, &decision, out).await
             }
         }
     })
 }
 
-async fn list(store: &Store, which: Which, json: bool, out: &mut impl Write) -> Result<ExitCode> {
-    if let Err(e) = store.sweep().await {
-        return Ok(fail(1, &e.to_string()));
+/// The database file, or the server with its token.
+async fn open(args: &Approvals) -> Result<Source, Failure> {
+    if let Some(server) = &args.server {
+        if matches!(
+            &args.command,
+            Action::Approve {
+                as_name: Some(_),
+                ..
+            } | Action::Reject {
+                as_name: Some(_),
+                ..
+            }
+        ) {
+            return Err(Failure::new(
+                2,
+                "--as does not apply with --server: the server records the token's name",
+            ));
+        }
+        let token = args
+            .token
+            .clone()
+            .or_else(|| std::env::var("TOLLGATE_TOKEN").ok())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| Failure::new(2, "--server needs --token TOKEN or $TOLLGATE_TOKEN"))?;
+        return Ok(Source::Server(Client::new(server, token)?));
     }
-    let status = match which {
-        Which::Pending => Some(Status::Pending),
-        Which::Approved => Some(Status::Approved),
-        Which::Rejected => Some(Status::Rejected),
-        Which::Expired => Some(Status::Expired),
-        Which::Cancelled => Some(Status::Cancelled),
-        Which::All => None,
-    };
-    let requests = match store.list(status).await {
+    let db = args.db.clone().unwrap_or_else(default_db);
+    if !db.exists() {
+        return Err(Failure::new(
+            1,
+            format!(
+                "no approval database at {} (a `tollgate run` that asks creates it; pass --db PATH)",
+                db.display()
+            ),
+        ));
+    }
+    Store::open(&db)
+        .await
+        .map(Source::Db)
+        .map_err(|e| Failure::new(1, e.to_string()))
+}
+
+async fn list(source: &Source, which: Which, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let requests = match source.list(which_word(which)).await {
         Ok(requests) => requests,
-        Err(e) => return Ok(fail(1, &e.to_string())),
+        Err(failure) => return Ok(failure.exit()),
     };
     if json {
         for request in &requests {
@@ -185,10 +218,15 @@ async fn list(store: &Store, which: Which, json: bool, out: &mut impl Write) -> 
         return Ok(ExitCode::SUCCESS);
     }
     if requests.is_empty() {
-        writeln!(out, "no {} requests", which_word(which))?;
+        let word = if which == Which::All {
+            ""
+        } else {
+            which_word(which)
+        };
+        writeln!(out, "no {word} requests")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let now = store.now_ms();
+    let now = source.now_ms();
     writeln!(
         out,
         "{:<30} {:<9} {:<16} {:<24} {:<12} REASON",
@@ -217,15 +255,10 @@ async fn list(store: &Store, which: Which, json: bool, out: &mut impl Write) -> 
     Ok(ExitCode::SUCCESS)
 }
 
-async fn show(store: &Store, id: &str, json: bool, out: &mut impl Write) -> Result<ExitCode> {
-    let request = match store.get(id).await {
-        Ok(Some(request)) => request,
-        Ok(None) => return Ok(fail(1, &Refused::NotFound { id: id.into() }.to_string())),
-        Err(e) => return Ok(fail(1, &e.to_string())),
-    };
-    let history = match store.history(id).await {
-        Ok(history) => history,
-        Err(e) => return Ok(fail(1, &e.to_string())),
+async fn show(source: &Source, id: &str, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let (request, history) = match source.show(id).await {
+        Ok(found) => found,
+        Err(failure) => return Ok(failure.exit()),
     };
     if json {
         writeln!(out, "{}", json!({"request": request, "history": history}))?;
@@ -306,12 +339,12 @@ fn describe(r: &Request, out: &mut impl Write) -> Result<()> {
 }
 
 async fn decide(
-    store: &Store,
+    source: &Source,
     id: &str,
     decision: &Decision,
     out: &mut impl Write,
 ) -> Result<ExitCode> {
-    match store.decide(id, decision).await {
+    match source.decide(id, decision).await {
         Ok(request) => {
             let verb = match request.status {
                 Status::Approved if request.edited_arguments.is_some() => "approved (with edits)",
@@ -321,15 +354,12 @@ async fn decide(
                 out,
                 "{} {verb} by {} at {}",
                 request.id,
-                cut(&decision.by, 200),
+                cut(request.responded_by.as_deref().unwrap_or(&decision.by), 200),
                 format_ms(request.responded_at.unwrap_or_default())
             )?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(refused @ Refused::AlreadyDecided { .. }) => {
-            Ok(fail(3, &escape_controls(&refused.to_string())))
-        }
-        Err(refused) => Ok(fail(1, &escape_controls(&refused.to_string()))),
+        Err(failure) => Ok(failure.exit()),
     }
 }
 
@@ -340,7 +370,7 @@ fn which_word(which: Which) -> &'static str {
         Which::Rejected => "rejected",
         Which::Expired => "expired",
         Which::Cancelled => "cancelled",
-        Which::All => "",
+        Which::All => "all",
     }
 }
 

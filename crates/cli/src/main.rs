@@ -7,6 +7,7 @@ mod doctor;
 mod registry;
 mod replay;
 mod run;
+mod serve;
 mod shell_check;
 
 use std::io::Write;
@@ -45,6 +46,13 @@ enum Command {
     /// Lists and decides confirmation requests (asks waiting for a human) in the approval
     /// database.
     Approvals(approvals::Approvals),
+    /// Serve the approvals API over HTTP: list, show, approve and reject confirmation
+    /// requests with bearer tokens (docs/server.md).
+    ///
+    /// Prints `listening on http://ADDR` on stderr once bound. SIGTERM or SIGINT stops it
+    /// gracefully (exit 0); exits 1 when the configuration, the database or the address
+    /// cannot be used.
+    Serve(serve::Serve),
     /// List the lifecycle events: canonical name, accepted aliases, and how their hooks run.
     Events,
     /// Print the JSON Schema of what hooks receive (payload), may answer (outcome), or a hook
@@ -151,6 +159,10 @@ fn run_command(cli: Cli) -> Result<ExitCode> {
         Some(Command::Replay(args)) => return replay::run(args, &mut out),
         Some(Command::Doctor(args)) => return doctor::run(args, &mut out),
         Some(Command::Approvals(args)) => return approvals::run(args, &mut out),
+        Some(Command::Serve(args)) => {
+            drop(out);
+            return serve::run(args);
+        }
         Some(Command::Run(args)) => {
             drop(out);
             return run::run(args);

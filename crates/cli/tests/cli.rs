@@ -24,6 +24,8 @@ mod paths;
 mod replay;
 #[path = "cli/run.rs"]
 mod run;
+#[path = "cli/serve.rs"]
+mod serve;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
 
 /// A small agent whose shell calls need confirmation, in a fresh folder.
-struct Case {
+pub(crate) struct Case {
     dir: tempfile::TempDir,
 }
 
 impl Case {
     /// `calls`: (id, command) of shell calls, one model turn each, then an answer.
-    fn new(calls: &[(&str, &str)], approval: &str) -> Self {
+    pub(crate) fn new(calls: &[(&str, &str)], approval: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let case = Self { dir };
         case.script(calls);
@@ -45,7 +45,7 @@ impl Case {
         std::fs::write(self.path("script.jsonl"), lines.join("\n")).unwrap();
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
@@ -54,7 +54,7 @@ impl Case {
     }
 
     /// `tollgate run` in the background, stdin closed, output to files.
-    fn spawn(&self, extra: &[&str]) -> Child {
+    pub(crate) fn spawn(&self, extra: &[&str]) -> Child {
         let out = std::fs::File::create(self.path("out.txt")).unwrap();
         let err = std::fs::File::create(self.path("err.txt")).unwrap();
         Command::new(BIN)
@@ -118,7 +118,7 @@ impl Case {
         }
     }
 
-    fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         format!(
             "{}\n{}",
             std::fs::read_to_string(self.path("out.txt")).unwrap_or_default(),
@@ -126,7 +126,7 @@ impl Case {
         )
     }
 
-    fn trace(&self) -> Vec<Value> {
+    pub(crate) fn trace(&self) -> Vec<Value> {
         std::fs::read_to_string(self.path("trace.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -134,7 +134,7 @@ impl Case {
             .collect()
     }
 
-    fn of(&self, kind: &str) -> Vec<Value> {
+    pub(crate) fn of(&self, kind: &str) -> Vec<Value> {
         self.trace()
             .into_iter()
             .filter(|l| l["type"] == kind)
@@ -142,7 +142,7 @@ impl Case {
     }
 
     /// Lines of the side-effect counter the shell calls append to.
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         std::fs::read_to_string(self.path("ws/count.txt"))
             .map(|t| t.lines().count())
             .unwrap_or(0)
@@ -163,7 +163,7 @@ fn me() -> String {
         .map_or_else(|| format!("uid-{}", nix::unistd::getuid()), |u| u.name)
 }
 
-fn finish(child: &mut Child, case: &Case) -> Option<i32> {
+pub(crate) fn finish(child: &mut Child, case: &Case) -> Option<i32> {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {

@@ -1,0 +1,125 @@
+//! `/v1/approvals`: list, show, approve and reject confirmation requests. Every route needs a
+//! token with the `approver` (or `admin`) role; a decision is recorded under the token's name
+//! through channel `api`, and the store checks that name against the request's approvers.
+
+use axum::Json;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::Value;
+use tollgate_approval::{Decision, Refused, Status, Verdict};
+
+use crate::AppState;
+use crate::auth::Approver;
+use crate::body::JsonBody;
+use crate::error::ApiError;
+use crate::wire::{ApproveBody, Decided, RejectBody, RequestDetail, RequestList};
+
+/// The channel API decisions are recorded under.
+pub const CHANNEL: &str = "api";
+
+/// `?status=` of `GET /v1/approvals`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+}
+
+/// `GET /v1/approvals?status=pending|approved|rejected|expired|cancelled|all` (default
+/// `pending`), newest first. Overdue pending requests are expired first.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    _: Approver,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<RequestList>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let status = match query.status.as_deref().unwrap_or("pending") {
+        "all" => None,
+        text => Some(Status::parse(text).ok_or_else(|| {
+            ApiError::bad_request(
+                "`status` must be pending, approved, rejected, expired, cancelled or all",
+            )
+        })?),
+    };
+    state.store.sweep().await.map_err(|e| ApiError::store(&e))?;
+    let requests = state
+        .store
+        .list(status)
+        .await
+        .map_err(|e| ApiError::store(&e))?;
+    Ok(Json(RequestList { requests }))
+}
+
+/// `GET /v1/approvals/{id}`: the request and its audit history; 404 for an unknown id.
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    _: Approver,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Json<RequestDetail>, ApiError> {
+    let id = path_id(id)?;
+    let request = state
+        .store
+        .get(&id)
+        .await
+        .map_err(|e| ApiError::store(&e))?
+        .ok_or_else(|| ApiError::from(Refused::NotFound { id: id.clone() }))?;
+    let history = state
+        .store
+        .history(&id)
+        .await
+        .map_err(|e| ApiError::store(&e))?;
+    Ok(Json(RequestDetail { request, history }))
+}
+
+/// `POST /v1/approvals/{id}/approve` with `{note?, edit?}`.
+pub(crate) async fn approve(
+    State(state): State<AppState>,
+    Approver(token): Approver,
+    id: Result<Path<String>, PathRejection>,
+    JsonBody(body): JsonBody<ApproveBody>,
+) -> Result<Json<Decided>, ApiError> {
+    let id = path_id(id)?;
+    let edit = match body.edit {
+        None | Some(Value::Null) => None,
+        Some(edit @ Value::Object(_)) => Some(edit),
+        Some(_) => return Err(ApiError::bad_request("`edit` must be a JSON object")),
+    };
+    let decision = Decision {
+        verdict: Verdict::Approve { edit },
+        by: token.name().to_owned(),
+        channel: CHANNEL.into(),
+        note: body.note,
+    };
+    decide(&state, &id, &decision).await
+}
+
+/// `POST /v1/approvals/{id}/reject` with `{note?}`.
+pub(crate) async fn reject(
+    State(state): State<AppState>,
+    Approver(token): Approver,
+    id: Result<Path<String>, PathRejection>,
+    JsonBody(body): JsonBody<RejectBody>,
+) -> Result<Json<Decided>, ApiError> {
+    let id = path_id(id)?;
+    let decision = Decision {
+        verdict: Verdict::Reject,
+        by: token.name().to_owned(),
+        channel: CHANNEL.into(),
+        note: body.note,
+    };
+    decide(&state, &id, &decision).await
+}
+
+async fn decide(
+    state: &AppState,
+    id: &str,
+    decision: &Decision,
+) -> Result<Json<Decided>, ApiError> {
+    let request = state.store.decide(id, decision).await?;
+    Ok(Json(Decided { request }))
+}
+
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|e| ApiError::bad_request(e.body_text()))
+}

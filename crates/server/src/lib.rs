@@ -1,0 +1,159 @@
+//! tollgate's HTTP server: the approvals API over the confirmation store.
+//!
+//! One [`AppState`] (the store, the tokens, the configuration) and one router built by
+//! [`router`]; [`serve`] runs it on a listener until a shutdown signal. Routes:
+//!
+//! ```text
+//! GET  /healthz                        no token; 200 {"status":"ok"} or 503
+//! GET  /v1/approvals?status=…          approver/admin → {requests}
+//! GET  /v1/approvals/{id}              approver/admin → {request, history}
+//! POST /v1/approvals/{id}/approve      approver/admin, {note?, edit?} → {request}
+//! POST /v1/approvals/{id}/reject       approver/admin, {note?} → {request}
+//! ```
+//!
+//! Every error is `{"error": KIND, "message": TEXT}` ([`wire::ErrorBody`]): 400 a bad body or
+//! query, 401 no or an unknown token (with `WWW-Authenticate: Bearer`), 403 a token without
+//! the role or not among the request's approvers, 404, 405, 409 already decided (with
+//! `status`, `by`, `at`), 413 a body over [`MAX_BODY_BYTES`], 415, 500 the database failed,
+//! 503 a request that took longer than [`REQUEST_TIMEOUT`].
+//!
+//! Handlers stay thin: the rules (who may decide, one decision wins, late decisions refused)
+//! live in [`tollgate_approval::Store`].
+
+mod approvals;
+mod auth;
+mod body;
+mod config;
+mod error;
+pub mod wire;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tollgate_approval::Store;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+
+pub use approvals::CHANNEL;
+pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
+pub use body::MAX_BODY_BYTES;
+pub use config::{DEFAULT_APPROVAL_TIMEOUT, DEFAULT_LISTEN, ServerConfig};
+pub use error::{ApiError, ConfigError, Result};
+
+/// Longest an API request may take, body included; then it is answered 503 `timeout`.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What every handler shares. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The confirmation store.
+    pub store: Store,
+    /// Who may call the API.
+    pub tokens: Arc<Tokens>,
+    /// The configuration the server started with.
+    pub config: Arc<ServerConfig>,
+}
+
+impl AppState {
+    /// The state of a server with `config`, over `store`.
+    pub fn new(config: ServerConfig, store: Store) -> Self {
+        Self {
+            store,
+            tokens: Arc::new(config.tokens.clone()),
+            config: Arc::new(config),
+        }
+    }
+}
+
+/// The server's routes over `state`. Routes added later (runs, streams) merge in here; a
+/// long-lived stream must sit outside the request timeout, which only wraps the API routes.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/v1/approvals", get(approvals::list))
+        .route("/v1/approvals/{id}", get(approvals::show))
+        .route("/v1/approvals/{id}/approve", post(approvals::approve))
+        .route("/v1/approvals/{id}/reject", post(approvals::reject))
+        .layer(middleware::from_fn(timeout));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(
+            // One INFO line per request: method, path, status, latency; never a header.
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
+        .with_state(state)
+}
+
+/// Serves [`router`] on `listener` until `shutdown` completes; then stops accepting and lets
+/// the requests under way finish.
+///
+/// # Errors
+/// Accepting connections failed.
+///
+/// # Cancel safety
+/// Dropping the future drops every connection at once; complete `shutdown` instead.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// `GET /healthz`: whether the database answers.
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => Json(json!({"status": "ok"})).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: the approval database does not answer");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the approval database does not answer",
+            )
+            .into_response()
+        }
+    }
+}
+
+async fn timeout(request: Request, next: Next) -> Response {
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!(
+                "the request took longer than {} s",
+                REQUEST_TIMEOUT.as_secs()
+            ),
+        )
+        .into_response(),
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}

@@ -1,0 +1,72 @@
+//! The JSON bodies of the API, shared by the server and its clients (`tollgate approvals
+//! --server`). Requests and audit events are [`tollgate_approval`]'s rows as they serialise:
+//! times in milliseconds since the Unix epoch.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tollgate_approval::{AuditEvent, Request, Status};
+
+/// `POST /v1/approvals/{id}/approve`: an optional note and optional edited arguments (a JSON
+/// object). An empty body is an approval without either.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveBody {
+    /// For the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Run the call with these arguments instead (must be an object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<Value>,
+}
+
+/// `POST /v1/approvals/{id}/reject`: an optional note (the model reads it).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectBody {
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `GET /v1/approvals`: the requests, newest first.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RequestList {
+    /// The requests.
+    pub requests: Vec<Request>,
+}
+
+/// `GET /v1/approvals/{id}`: one request and its audit history, oldest first.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RequestDetail {
+    /// The request.
+    pub request: Request,
+    /// Every attempt on it, applied or refused.
+    pub history: Vec<AuditEvent>,
+}
+
+/// A decision's answer: the request in its new state.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Decided {
+    /// The request.
+    pub request: Request,
+}
+
+/// Every error's body.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What kind of error: `bad_request`, `unauthorized`, `forbidden`, `not_found`,
+    /// `already_decided`, `payload_too_large`, `unsupported_media_type`,
+    /// `method_not_allowed`, `timeout`, `unavailable`, `store_failed`.
+    pub error: String,
+    /// For people.
+    pub message: String,
+    /// `already_decided`: the request's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// `already_decided`: who decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// `already_decided`: when, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
