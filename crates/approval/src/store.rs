@@ -98,12 +98,7 @@ impl Store {
     /// # Errors
     /// As [`Store::open`].
     pub async fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-                path: path.to_path_buf(),
-                reason: format!("cannot create its folder: {e}"),
-            })?;
-        }
+        prepare_file(path).await?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -587,6 +582,85 @@ impl Store {
             }
         }
     }
+}
+
+/// Makes sure `path` is a file tollgate may use as its approval database: a new one is
+/// created empty, readable by its owner only (mode 0600, in a folder created 0700; SQLite gives
+/// its `-wal` and `-shm` files the same mode); an existing one must be SQLite and hold the
+/// approval tables or no table at all: another program's database is never migrated.
+async fn prepare_file(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let fail = |reason: String| StoreError::Open {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(fail(format!("cannot create it: {e}"))),
+    }
+    let is_empty = std::fs::metadata(path).is_ok_and(|m| m.len() == 0);
+    if is_empty {
+        return Ok(());
+    }
+    match tables(path).await.map_err(fail)? {
+        Tables::None | Tables::Approval => Ok(()),
+        Tables::Other(n) => Err(fail(format!(
+            "it is another program's SQLite database ({n} tables, none of them tollgate's); \
+             refusing to add tollgate's tables to it"
+        ))),
+    }
+}
+
+/// What an existing SQLite file holds.
+enum Tables {
+    None,
+    Approval,
+    Other(usize),
+}
+
+/// Reads the table names of an existing file through a read-only connection that changes
+/// nothing (no journal mode, no schema).
+async fn tables(path: &Path) -> Result<Tables, String> {
+    use sqlx::ConnectOptions;
+    let mut connection = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .create_if_missing(false)
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let names: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    )
+    .fetch_all(&mut connection)
+    .await
+    .map_err(|e| e.to_string())?;
+    Ok(if names.is_empty() {
+        Tables::None
+    } else if names.iter().any(|n| n == "confirmation_request") {
+        Tables::Approval
+    } else {
+        Tables::Other(names.len())
+    })
 }
 
 /// Takes the exclusive lock on `<db>.lock` (created when missing), waiting for another

@@ -374,6 +374,8 @@ async fn the_audit_cannot_be_rewritten_and_requests_cannot_be_deleted() {
         "DELETE FROM confirmation_event",
         "DELETE FROM confirmation_request",
         "UPDATE confirmation_request SET status = 'rejected'",
+        "UPDATE confirmation_request SET responded_by = 'someone-else'",
+        "UPDATE confirmation_request SET arguments = '{}'",
     ] {
         let err = sqlx::query(sql).execute(&pool).await.unwrap_err();
         assert!(
@@ -453,4 +455,45 @@ async fn a_transition_whose_audit_row_failed_was_committed_without_it() {
         (last.action.as_str(), last.outcome.as_str()),
         ("approve", "applied")
     );
+}
+
+#[tokio::test]
+async fn another_programs_database_is_never_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    {
+        let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("CREATE TABLE precious (x)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).await.unwrap_err().to_string();
+    assert!(err.contains("another program's SQLite database"), "{err}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the file is unchanged"
+    );
+    assert!(!dir.path().join("other.db.lock").exists());
+    let folder = Store::open(dir.path()).await.unwrap_err().to_string();
+    assert!(folder.contains("it is a directory"), "{folder}");
+}
+
+#[tokio::test]
+async fn a_new_database_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/tollgate/approvals.db");
+    let store = Store::open(&path).await.unwrap();
+    store.file(&asking("call-1", 60)).await.unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    let wal = dir.path().join("state/tollgate/approvals.db-wal");
+    assert_eq!(mode(&wal), 0o600);
 }
