@@ -667,6 +667,7 @@ async fn tables(path: &Path) -> Result<Tables, String> {
 /// process that holds it. The lock file is never the database itself: closing a descriptor of
 /// the database would drop SQLite's own locks in this process.
 async fn migration_lock(path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     let lock_path = path.with_file_name(name);
@@ -678,6 +679,7 @@ async fn migration_lock(path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>,
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(&lock_path)
         .map_err(|e| {
             fail(format!(

@@ -309,14 +309,21 @@ impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
 /// Prints `error: MESSAGE` to stderr, control characters escaped (paths, names and reasons come
 /// from files and hooks), and returns exit status `code`.
 pub fn fail(code: u8, message: &str) -> std::process::ExitCode {
-    eprintln!("error: {}", escape_controls(message));
+    // Never `eprintln!`: it panics when stderr is gone.
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("error: {}\n", escape_controls(message)),
+    );
     std::process::ExitCode::from(code)
 }
 
 /// Prints `warning: WARNING` to stderr, control characters escaped: a file or hook must not
 /// be able to rewrite the terminal.
 pub fn warn(warning: impl std::fmt::Display) {
-    eprintln!("warning: {}", escape_controls(&warning.to_string()));
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr(),
+        format_args!("warning: {}\n", escape_controls(&warning.to_string())),
+    );
 }
 
 #[cfg(test)]

@@ -166,20 +166,6 @@ pub fn run(args: Run) -> Result<ExitCode> {
         ));
     }
     let db = args.db.clone().unwrap_or_else(crate::approvals::default_db);
-    if !args.no_approvals
-        && let Some(workspace) = args.workspace.as_ref().or(agent.workspace.as_ref())
-        && inside(&db, workspace)
-    {
-        return Ok(fail(
-            2,
-            &format!(
-                "--db {}: the approval database is inside the workspace {}, which the agent's \
-                 tools write: they could approve their own calls; keep it outside",
-                escape_controls(&db.display().to_string()),
-                escape_controls(&workspace.display().to_string())
-            ),
-        ));
-    }
     let cancel = CancellationToken::new();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -191,7 +177,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
         let terminal =
             approve::Terminal::new(Arc::clone(&console), &db, std::io::stdin().is_terminal());
         Arc::new(
-            DurableApprover::new(db, tollgate_approval::os_user(), cancel.clone())
+            DurableApprover::new(db.clone(), tollgate_approval::os_user(), cancel.clone())
                 .with_inline(Arc::new(terminal)),
         )
     };
@@ -204,6 +190,11 @@ pub fn run(args: Run) -> Result<ExitCode> {
             HooksMode::Enforce
         },
         source: "cli".into(),
+        protected: if args.no_approvals {
+            Vec::new()
+        } else {
+            approval_files(&db)
+        },
         ..Services::default()
     };
     let request = RunRequest {
@@ -238,8 +229,12 @@ pub fn run(args: Run) -> Result<ExitCode> {
                 }
             }
             any(&mut int, &mut term, &mut hup).await;
-            eprintln!("\ncancelling… (running hooks finish first; signal again to quit now)");
+            // Cancel first: the terminal may be gone (SIGHUP), and then writing to it fails.
             on_signal.cancel();
+            let _ = writeln!(
+                std::io::stderr(),
+                "\ncancelling… (running hooks finish first; signal again to quit now)"
+            );
             any(&mut int, &mut term, &mut hup).await;
             on_quit.cancel();
         });
@@ -262,7 +257,10 @@ pub fn run(args: Run) -> Result<ExitCode> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     console.clear();
     let Some(report) = report else {
-        eprintln!("quit: the run was stopped where it stood");
+        let _ = writeln!(
+            std::io::stderr(),
+            "quit: the run was stopped where it stood"
+        );
         return Ok(ExitCode::from(130));
     };
     let mut out = std::io::stdout().lock();
@@ -319,7 +317,10 @@ impl Console {
 
     fn warn(&self, line: &str) {
         let guard = self.spinner.lock();
-        let print = || eprintln!("{line}");
+        // Never `eprintln!`: it panics when stderr is gone (a closed terminal or pipe).
+        let print = || {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        };
         match guard.as_deref() {
             Ok(Some(spinner)) => spinner.suspend(print),
             _ => print(),
@@ -648,28 +649,19 @@ fn clean(text: &str) -> String {
         .join("\n")
 }
 
-/// Whether `path` (which may not exist yet) lies inside `dir`.
-fn inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
-    let real = |p: &std::path::Path| {
-        // The nearest existing ancestor, made real, with the rest appended.
-        let mut base = p.to_path_buf();
-        let mut rest = Vec::new();
-        loop {
-            if let Ok(real) = std::fs::canonicalize(&base) {
-                return rest
-                    .iter()
-                    .rev()
-                    .fold(real, |acc: PathBuf, part| acc.join(part));
-            }
-            match (base.file_name().map(ToOwned::to_owned), base.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    base = parent.to_path_buf();
-                }
-                _ => return p.to_path_buf(),
-            }
-        }
+/// The approval database and the files SQLite and tollgate keep beside it.
+fn approval_files(db: &std::path::Path) -> Vec<PathBuf> {
+    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
+    let beside = |suffix: &str| {
+        let mut name = db.file_name().unwrap_or_default().to_os_string();
+        name.push(suffix);
+        db.with_file_name(name)
     };
-    let dir = real(&std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()));
-    real(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())).starts_with(dir)
+    vec![
+        db.clone(),
+        beside("-wal"),
+        beside("-shm"),
+        beside("-journal"),
+        beside(".lock"),
+    ]
 }

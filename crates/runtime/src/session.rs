@@ -87,6 +87,11 @@ pub struct Services {
     pub background: Background,
     /// `source` of every payload (`cli`, `api`, …).
     pub source: String,
+    /// Files the agent's tools must neither write nor read: the approval database and its
+    /// companions (absolute, their folders existing). A session whose workspace or shell-tool
+    /// writable paths hold one does not start (its tools could approve their own calls); the
+    /// shell tool's sandbox hides them.
+    pub protected: Vec<PathBuf>,
 }
 
 impl Default for Services {
@@ -98,6 +103,7 @@ impl Default for Services {
             hooks_mode: HooksMode::Enforce,
             background: Background::default(),
             source: "runtime".into(),
+            protected: Vec::new(),
         }
     }
 }
@@ -328,6 +334,59 @@ fn config_inside(def: &AgentDef, admin: &[HookFile], workspace: &Path) -> Option
         .chain(skill_dirs)
         .chain(subagents)
         .find(|path| std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(workspace)))
+}
+
+/// Why the session must not start when a protected file (the approval database) lies where
+/// its tools may write: the workspace, or a writable path of the shell tool's sandbox.
+fn protected_writable(
+    protected: &[PathBuf],
+    workspace: &Path,
+    shell: Option<&SandboxPolicy>,
+) -> Option<String> {
+    let writable = std::iter::once(workspace.to_path_buf()).chain(
+        shell
+            .into_iter()
+            .flat_map(|policy| policy.writable.iter())
+            .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone())),
+    );
+    let writable: Vec<PathBuf> = writable.collect();
+    protected.iter().find_map(|file| {
+        let file = real_path(file);
+        let dir = writable.iter().find(|w| file.starts_with(w))?;
+        Some(format!(
+            "the approval database {} is inside {}, which this agent's tools may write: they \
+             could approve their own calls; keep it outside the workspace and the sandbox's \
+             writable paths",
+            file.display(),
+            dir.display()
+        ))
+    })
+}
+
+/// `path` resolved as the file system will: the longest existing prefix made real (symlinks
+/// followed), the rest applied by name (`..` drops a name: a folder that does not exist yet
+/// cannot be a symlink).
+fn real_path(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let parts: Vec<Component<'_>> = absolute.components().collect();
+    for existing in (1..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..existing].iter().collect();
+        let Ok(mut real) = std::fs::canonicalize(&prefix) else {
+            continue;
+        };
+        for part in &parts[existing..] {
+            match part {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                _ => {}
+            }
+        }
+        return real;
+    }
+    absolute
 }
 
 /// The shell tool's sandbox: the agent file's `sandbox:`, then the admin files' `shell_tool`
@@ -573,6 +632,28 @@ impl<'s> Session<'s> {
                 ),
             ));
         }
+        if let Some(why) = protected_writable(&services.protected, &workspace, shell.as_ref()) {
+            return Err(fail(&trace, why));
+        }
+        if shell.is_none() && !services.protected.is_empty() {
+            trace.emit(warning_step(
+                "(admin files)",
+                "sandbox",
+                "the sandbox is off: the agent's shell tool can read and write the approval \
+                 database, so it could approve its own calls",
+            ));
+        }
+        let shell = shell.map(|mut policy| {
+            // Hidden where the shell tool could see them (its /tmp is private anyway).
+            policy.hidden.extend(
+                services
+                    .protected
+                    .iter()
+                    .filter(|p| !p.starts_with("/tmp"))
+                    .cloned(),
+            );
+            policy
+        });
         let shell = match shell {
             Some(policy) => ShellContainment::Sandbox(
                 Sandbox::new(policy.writable(&workspace))

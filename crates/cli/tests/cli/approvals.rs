@@ -1,7 +1,7 @@
 //! Durable approval through the binary: `tollgate run` waits on a confirmation request while
 //! other processes run `tollgate approvals …`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -456,20 +456,51 @@ fn approvals_without_a_database_say_where_they_looked() {
 }
 
 #[test]
-fn a_database_inside_the_workspace_is_refused() {
+fn a_database_the_agents_tools_could_write_is_refused() {
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
-    let out = Command::new(BIN)
-        .arg("run")
-        .args(["--agent", &case.path("agent.yaml").display().to_string()])
-        .args(["--workspace", &case.path("ws").display().to_string()])
-        .args(["--db", &case.path("ws/approvals.db").display().to_string()])
-        .arg("go")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("could approve their own calls"));
-    assert!(!Path::new(&case.path("ws/approvals.db")).exists());
+    std::fs::create_dir(case.path("writable")).unwrap();
+    let agent = case.path("agent.yaml");
+    let original = std::fs::read_to_string(&agent).unwrap();
+    std::fs::write(
+        &agent,
+        format!(
+            "{original}sandbox:\n  writable: [{}]\n",
+            case.path("writable").display()
+        ),
+    )
+    .unwrap();
+    let ws = case.path("ws").display().to_string();
+    for db in [
+        case.path("ws/approvals.db"),
+        // Through a folder that does not exist yet, then `..`.
+        case.path("nothing-yet/../ws/approvals.db"),
+        // A path the agent file makes writable for its shell tool.
+        case.path("writable/approvals.db"),
+    ] {
+        let out = Command::new(BIN)
+            .arg("run")
+            .args(["--agent", &agent.display().to_string()])
+            .args(["--workspace", &ws])
+            .args(["--db", &db.display().to_string()])
+            .arg("go")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}: {}",
+            db.display(),
+            text(&out)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("could approve their own calls"),
+            "{}",
+            text(&out)
+        );
+        assert!(!db.exists(), "{}", db.display());
+    }
+    assert_eq!(case.count(), 0);
 }
 
 #[test]
@@ -509,4 +540,29 @@ fn a_person_at_the_runs_terminal_may_answer_inline() {
     let approval = &case.of("approval")[0];
     assert_eq!(approval["by"], me());
     assert_eq!(approval["channel"], "tty");
+}
+
+#[test]
+fn regression_signals_did_nothing_once_stderr_was_gone() {
+    let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
+    let out = std::fs::File::create(case.path("out.txt")).unwrap();
+    let mut run = Command::new(BIN)
+        .arg("run")
+        .args(["--agent", &case.path("agent.yaml").display().to_string()])
+        .args(["--workspace", &case.path("ws").display().to_string()])
+        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
+        .args(["--db", &case.db()])
+        .arg("go")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The terminal went away: nobody reads stderr any more.
+    drop(run.stderr.take());
+    case.pending(&mut run);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(run.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    assert_eq!(finish(&mut run, &case), Some(130), "{}", case.output());
+    assert_eq!(case.requests()[0]["status"], "cancelled");
 }
