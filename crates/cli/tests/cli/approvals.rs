@@ -566,3 +566,102 @@ fn regression_signals_did_nothing_once_stderr_was_gone() {
     assert_eq!(finish(&mut run, &case), Some(130), "{}", case.output());
     assert_eq!(case.requests()[0]["status"], "cancelled");
 }
+
+#[test]
+fn an_edit_goes_through_the_hooks_again() {
+    let case = Case::new(&[("c1", "echo ran >> count.txt")], "hooks: [hooks.yaml]\n");
+    std::fs::write(
+        case.path("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - script: \"if grep -q 'rm -r'; then echo 'no recursive rm' >&2; exit 2; fi\"\n      \
+         tools: [bash_code_execute_tool]\n      failure_mode: fail_closed\n",
+    )
+    .unwrap();
+    std::fs::create_dir(case.path("ws/keep")).unwrap();
+    let mut run = case.spawn(&[]);
+    let id = case.pending(&mut run);
+    let edit = r#"{"command": "rm -r keep"}"#;
+    assert!(
+        case.approvals(&["approve", &id, "--edit", edit])
+            .status
+            .success()
+    );
+    assert_eq!(finish(&mut run, &case), Some(0), "{}", case.output());
+    assert!(case.path("ws/keep").exists(), "the hook's deny stands");
+    let observation = &case.of("observation")[0];
+    assert_eq!(observation["status"], "denied");
+    assert!(
+        observation["content"]
+            .as_str()
+            .unwrap()
+            .contains("were refused"),
+        "{observation}"
+    );
+}
+
+/// A parent whose delegations ask (a `SubagentStart` hook answers `ask`); the child appends to
+/// `count.txt`.
+fn delegating_case() -> Case {
+    let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
+    let delegate = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "d1", "type": "function",
+        "function": {"name": "call_agent", "arguments": {"agent": "child", "task": "count"}}}]});
+    std::fs::write(
+        case.path("parent.jsonl"),
+        format!(
+            "{delegate}\n{}",
+            json!({"role": "assistant", "content": "parent done"})
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        case.path("parent.yaml"),
+        "name: parent\nmodel: scripted:parent.jsonl\ntools: [call_agent]\nhooks: [hooks.yaml]\n\
+         subagents:\n  child: {file: child.yaml, timeout_seconds: 60}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        case.path("hooks.yaml"),
+        "hooks:\n  SubagentStart:\n    - script: \"echo '{\\\"decision\\\": \\\"ask\\\", \\\"reason\\\": \\\"check the delegation\\\"}'\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        case.path("child.yaml"),
+        "name: child\nmodel: scripted:script.jsonl\ntools: [bash_code_execute_tool]\n",
+    )
+    .unwrap();
+    // The parent is the agent the case runs.
+    std::fs::rename(case.path("parent.yaml"), case.path("agent.yaml")).unwrap();
+    case
+}
+
+#[test]
+fn an_approved_delegation_starts_once_and_cannot_be_edited() {
+    let case = delegating_case();
+    let mut run = case.spawn(&[]);
+    let id = case.pending(&mut run);
+    let run_id = case.trace()[0]["run_id"].as_str().unwrap().to_owned();
+    assert!(case.approvals(&["approve", &id]).status.success());
+    assert_eq!(finish(&mut run, &case), Some(0), "{}", case.output());
+    assert_eq!(case.count(), 1);
+    assert!(case.requests()[0]["consumed_at"].is_i64());
+    // Resumed: the approval was used, the child does not start again.
+    let mut again = case.spawn(&["--resume", &run_id]);
+    assert_eq!(finish(&mut again, &case), Some(0), "{}", case.output());
+    assert_eq!(case.count(), 1, "{}", case.output());
+
+    let case = delegating_case();
+    let mut run = case.spawn(&[]);
+    let id = case.pending(&mut run);
+    let edit = r#"{"agent": "child", "task": "something else"}"#;
+    assert!(
+        case.approvals(&["approve", &id, "--edit", edit])
+            .status
+            .success()
+    );
+    assert_eq!(finish(&mut run, &case), Some(0), "{}", case.output());
+    assert_eq!(case.count(), 0, "an edited delegation does not start");
+    assert!(
+        case.output().contains("a delegation runs as asked"),
+        "{}",
+        case.output()
+    );
+}

@@ -46,9 +46,9 @@ impl Session<'_> {
     }
 
     /// A call approved with edited arguments: the edit must be an object, the permission
-    /// gate reviews it again (an edit never loosens: what the gate blocks stays blocked; its
-    /// `ask` is what the approver just answered), and `approval_correction` fires with both
-    /// argument sets (a hook that denies it denies the call).
+    /// gate reviews it (what the gate blocks stays blocked), `approval_correction` fires with
+    /// both argument sets (a hook that denies it denies the call), and the edited call goes
+    /// through `pre_tool_use` again.
     async fn corrected(
         &self,
         call: ToolCall,
@@ -91,13 +91,33 @@ impl Session<'_> {
                 .observation()
                 .unwrap_or_else(|| "not run: a hook denied the corrected arguments".to_owned()));
         }
-        Ok((
-            ToolCall {
-                tool_input: edit,
-                ..call
-            },
-            Some(approval),
-        ))
+        // The edited call goes through `pre_tool_use` again, hooks and gate: an approver's
+        // edit is held to the same policy as the model's call. An `ask` is what the approver
+        // just answered, for exactly these arguments; a rewrite nobody approved is refused.
+        let edited = ToolCall {
+            tool_input: edit,
+            ..call
+        };
+        let again = self.emit(edited.clone(), About::Call(&id)).await;
+        if again.decision.is_deny() {
+            return Err(format!(
+                "not run: the arguments as edited by {} were refused: {}",
+                approval.by,
+                again.observation().unwrap_or_default()
+            ));
+        }
+        if again
+            .modified_args
+            .as_ref()
+            .is_some_and(|rewritten| rewritten != &edited.tool_input)
+        {
+            return Err(format!(
+                "not run: hooks rewrote the arguments as edited by {}, and nobody approved the \
+                 rewrite",
+                approval.by
+            ));
+        }
+        Ok((edited, Some(approval)))
     }
 
     /// Takes `approval` (when the call has one) right before the tool starts; `Some(why)`
@@ -142,12 +162,14 @@ impl Session<'_> {
         }
     }
 
-    /// The refusal when `subagent_start` asks and the human does not approve.
-    pub(super) async fn delegation_refused(
+    /// A `subagent_start` that asks: the approval to take before the child starts, or why
+    /// the delegation is refused (not approved; approved with edits, which a delegation cannot
+    /// take: its agent and task are what was asked).
+    pub(super) async fn admit_delegation(
         &self,
         call: &ToolCall,
         started: &DispatchOutcome,
-    ) -> Option<String> {
+    ) -> Result<Approval, String> {
         let reason = started.decision.reason().unwrap_or_default();
         let request = self.approval_request(
             "subagent_start",
@@ -157,7 +179,17 @@ impl Session<'_> {
             started,
         );
         let approval = self.ask(&request).await;
-        (!approval.approved).then(|| denied(&request, &approval))
+        if !approval.approved {
+            return Err(denied(&request, &approval));
+        }
+        if approval.edited_arguments.is_some() {
+            return Err(format!(
+                "not started: {} approved the delegation with edited arguments, but a delegation \
+                 runs as asked or not at all; approve or reject it without --edit",
+                approval.by
+            ));
+        }
+        Ok(approval)
     }
 
     fn approval_request(

@@ -14,12 +14,29 @@ use tollgate_protocol::{
 
 use super::{About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, new_id};
 use crate::agent::AgentDef;
+use crate::gate::Approval;
 use crate::model::ToolSpec;
 use crate::tools::{CALL_AGENT_TOOL, ToolError, string_arg};
 use crate::trace::{Origin, Step};
 
 impl Session<'_> {
     pub(super) async fn delegate(&self, call: &ToolCall) -> Result<Value, ToolError> {
+        let mut taken = None;
+        let result = self.delegate_taking(call, &mut taken).await;
+        // An approved delegation was taken (consumed) before the child started: record its end.
+        if let Some(approval) = &taken {
+            self.services.approver.finish(approval).await;
+        }
+        result
+    }
+
+    /// [`Session::delegate`]; `taken` gets the approval of a `subagent_start` ask once it was
+    /// taken to start the child.
+    async fn delegate_taking(
+        &self,
+        call: &ToolCall,
+        taken: &mut Option<Approval>,
+    ) -> Result<Value, ToolError> {
         let agent = string_arg(&call.tool_input, "agent")?.to_owned();
         let task = string_arg(&call.tool_input, "task")?.to_owned();
         let Some(sub) = self.def.subagents.get(&agent) else {
@@ -55,10 +72,15 @@ impl Session<'_> {
             duration: begun.elapsed(),
             ending,
         };
-        let refusal = match &started.decision {
-            Decision::Allow => None,
-            Decision::Deny { reason } => Some(format!("the delegation was denied: {reason}")),
-            Decision::Ask { .. } => self.delegation_refused(call, &started).await,
+        let (refusal, approval) = match &started.decision {
+            Decision::Allow => (None, None),
+            Decision::Deny { reason } => {
+                (Some(format!("the delegation was denied: {reason}")), None)
+            }
+            Decision::Ask { .. } => match self.admit_delegation(call, &started).await {
+                Ok(approval) => (None, Some(approval)),
+                Err(why) => (Some(why), None),
+            },
         };
         let refusal = refusal.or_else(|| {
             self.cancel.is_cancelled().then(|| {
@@ -68,6 +90,15 @@ impl Session<'_> {
                 )
             })
         });
+        // An approval is taken once, right before the child starts (a resumed run does not
+        // start it again).
+        let refusal = match refusal {
+            Some(why) => Some(why),
+            None => self.take(approval.as_ref(), call).await,
+        };
+        if refusal.is_none() {
+            *taken = approval;
+        }
         if let Some(why) = refusal {
             self.stop_subagent(
                 stop(
