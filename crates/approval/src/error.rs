@@ -82,7 +82,7 @@ pub enum Refused {
         id: String,
     },
     /// The approval was already used to run the call.
-    #[error("{id} was already used to run the call at {}{}", format_ms(*at), if *finished { "" } else { " (its end was never recorded: the process stopped while the tool ran)" })]
+    #[error("{id} was already used to run the call at {}{}", format_ms(*at), if *finished { "" } else { " (its end is not recorded: it is still running elsewhere, or the process stopped while it ran)" })]
     AlreadyConsumed {
         /// The request.
         id: String,

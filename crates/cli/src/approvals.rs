@@ -120,6 +120,9 @@ enum Which {
 /// # Errors
 /// Only when writing to stdout fails or the Tokio runtime cannot start.
 pub fn run(args: Approvals, out: &mut impl Write) -> Result<ExitCode> {
+    if let Some(problem) = bad_argument(&args.command) {
+        return Ok(fail(2, &problem));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -162,6 +165,33 @@ pub fn run(args: Approvals, out: &mut impl Write) -> Result<ExitCode> {
             }
         }
     })
+}
+
+/// A request id or a decider's name no request or person can have: said before anything is
+/// opened (and never echoed whole).
+fn bad_argument(action: &Action) -> Option<String> {
+    let (id, by) = match action {
+        Action::List { .. } => return None,
+        Action::Show { id, .. } => (id, None),
+        Action::Approve { id, as_name, .. } | Action::Reject { id, as_name, .. } => {
+            (id, as_name.as_deref())
+        }
+    };
+    let word = |text: &str| {
+        !text.trim().is_empty() && text.len() <= 200 && !text.chars().any(char::is_control)
+    };
+    if !word(id) {
+        return Some(
+            "the request id must be one word (`cr_…`, as `tollgate approvals list` shows it)"
+                .into(),
+        );
+    }
+    match by {
+        Some(name) if !word(name) => Some(
+            "--as: a name of at most 200 characters, not empty, without control characters".into(),
+        ),
+        _ => None,
+    }
 }
 
 /// The database file, or the server with its token.

@@ -150,6 +150,10 @@ pub fn run(args: Check, out: &mut impl Write) -> Result<ExitCode> {
         classes: ClassTable::builtin(),
         policy,
         tools: KnownTools::runtime().with(args.tools.iter().cloned()),
+        approval: parsed.iter().fold(
+            Default::default(),
+            |acc: tollgate_config::ApprovalSettings, f| acc.overridden_by(&f.approval),
+        ),
     };
     let mut files: Vec<FileReport> = admin
         .into_iter()
@@ -188,6 +192,8 @@ struct Context {
     policy: Policy,
     /// The tools `tools` patterns should match.
     tools: KnownTools,
+    /// The admin files' `approval:` (their keys win over an agent file's).
+    approval: tollgate_config::ApprovalSettings,
 }
 
 enum Loaded {

@@ -458,21 +458,43 @@ impl TraceSink for Renderer {
                     .and_then(Value::as_i64)
                     .map(tollgate_approval::format_ms)
                     .unwrap_or_default();
-                let again = if line.get("attached").and_then(Value::as_bool) == Some(true) {
-                    format!(" (re-attached, {})", field("status"))
+                let attached = line.get("attached").and_then(Value::as_bool) == Some(true);
+                let status = field("status");
+                if attached && status != "pending" {
+                    console.say(&format!(
+                        "{pad}  ↺ re-attached to approval request {id}: already {status}"
+                    ));
                 } else {
-                    String::new()
-                };
-                console.say(&format!(
-                    "{pad}  ⏸ waiting for approval {id}{again}: {} · expires {expires}{command}",
-                    shorten(&field("reason"), 200),
-                ));
+                    let again = if attached { " (re-attached)" } else { "" };
+                    // Who may approve, when the person running tollgate may not.
+                    let me = tollgate_approval::os_user();
+                    let approvers: Vec<&str> = line
+                        .get("approvers")
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let as_hint = if approvers.is_empty() || approvers.contains(&me.as_str()) {
+                        String::new()
+                    } else {
+                        format!(
+                            " --as NAME (one of: {})",
+                            shorten(&approvers.join(", "), 200)
+                        )
+                    };
+                    console.say(&format!(
+                        "{pad}  ⏸ waiting for approval {id}{again}: {} · expires {expires}{command}{as_hint}",
+                        shorten(&field("reason"), 200),
+                    ));
+                }
             }
             "approval" => {
                 let status = field("status");
                 let word = match status.as_str() {
                     "approved" => "approved",
                     "rejected" => "rejected",
+                    "already_run" => "not run again",
+                    "no_approver" => "nobody may approve it",
+                    "arguments_changed" => "asked before with other arguments",
                     "" => "not approved",
                     other => other,
                 };

@@ -83,6 +83,9 @@ pub trait InlineChannel: Send + Sync {
     /// cannot answer; keep waiting for others). Dropped as soon as a decision comes from
     /// elsewhere.
     fn answer<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Option<InlineAnswer>>;
+
+    /// Tells the person why their answer did not count (they are not an approver, …).
+    fn tell(&self, message: &str);
 }
 
 /// An inline answer.
@@ -142,32 +145,60 @@ impl DurableApprover {
             return self.answer(request, &filed);
         }
         let id = filed.id.clone();
-        let waited = tokio::select! {
-            biased;
-            () = self.cancel.cancelled() => {
-                let _ = store
-                    .cancel(&id, &self.me, "the run was cancelled while it waited for approval")
-                    .await;
-                store.get(&id).await.map_err(Refused::from).and_then(|row| {
-                    row.ok_or(Refused::NotFound { id: id.clone() })
-                })
-            }
-            decided = store.wait(&id, POLL) => decided,
-            Some(answer) = inline(self.inline.as_deref(), &filed) => {
-                let decision = Decision {
-                    verdict: answer.verdict,
-                    by: self.me.clone(),
-                    channel: "tty".into(),
-                    note: answer.note,
-                };
-                // Someone else may have decided first: the store's row is the answer.
-                let _ = store.decide(&id, &decision).await;
-                store.wait(&id, POLL).await
+        let waited = loop {
+            tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => {
+                    let _ = store
+                        .cancel(&id, &self.me, "the run was cancelled while it waited for approval")
+                        .await;
+                    break store.get(&id).await.map_err(Refused::from).and_then(|row| {
+                        row.ok_or(Refused::NotFound { id: id.clone() })
+                    });
+                }
+                decided = store.wait(&id, POLL) => break decided,
+                Some(answer) = inline(self.inline.as_deref(), &filed) => {
+                    let decision = Decision {
+                        verdict: answer.verdict,
+                        by: self.me.clone(),
+                        channel: "tty".into(),
+                        note: answer.note,
+                    };
+                    match store.decide(&id, &decision).await {
+                        // Not this person's call to make: say so, and keep waiting.
+                        Err(refused @ Refused::NotAllowed { .. }) => {
+                            if let Some(inline) = &self.inline {
+                                inline.tell(&refused.to_string());
+                            }
+                        }
+                        // Decided here or elsewhere first: the store's row is the answer.
+                        _ => break store.wait(&id, POLL).await,
+                    }
+                }
             }
         };
         match waited {
             Ok(row) => self.answer(request, &row),
             Err(e) => store_failed(&e.to_string()),
+        }
+    }
+
+    /// A resumed run proposes other arguments under a call id that was asked before: the
+    /// request (about the old arguments) cannot approve them. A pending one is cancelled so
+    /// nobody approves something that will not run; the call is denied.
+    async fn changed_arguments(&self, store: &Store, row: &Request) -> Approval {
+        let why = format!(
+            "this call was asked before with other arguments ({}); the resumed run proposes \
+             different ones, so the earlier request cannot approve them",
+            row.id
+        );
+        if row.status == Status::Pending {
+            let _ = store.cancel(&row.id, &self.me, &why).await;
+        }
+        Approval {
+            status: "arguments_changed".into(),
+            request_id: Some(row.id.clone()),
+            ..Approval::plain(false, "runtime", Some(why))
         }
     }
 
@@ -256,6 +287,11 @@ impl Approver for DurableApprover {
                 Ok(filed) => filed,
                 Err(e) => return store_failed(&e.to_string()),
             };
+            if filed.attached
+                && filed.request.args_hash != tollgate_approval::args_hash(&new.arguments)
+            {
+                return self.changed_arguments(store, &filed.request).await;
+            }
             waiting(&Waiting {
                 request_id: filed.request.id.clone(),
                 expires_at_ms: filed.request.expires_at,

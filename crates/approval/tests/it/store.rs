@@ -248,7 +248,10 @@ async fn an_approval_is_consumed_once_and_only_for_its_arguments() {
         ),
         "{again:?}"
     );
-    assert!(again.to_string().contains("never recorded"), "{again}");
+    assert!(
+        again.to_string().contains("its end is not recorded"),
+        "{again}"
+    );
     store.finish(&id, "ops").await.unwrap();
     assert!(matches!(
         store.finish(&id, "ops").await.unwrap_err(),

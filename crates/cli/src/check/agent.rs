@@ -24,8 +24,8 @@ pub(super) struct AgentReport {
     /// Its skills, which add their hooks only to runs that select them.
     skills: Vec<SkillReport>,
     gate: GateReport,
-    /// Who decides its asks and how long they wait, as the agent file says (admin files'
-    /// `approval:` keys win).
+    /// Who decides its asks and how long they wait (the admin files' `approval:` keys over
+    /// the agent file's).
     approval: ApprovalReport,
     /// The shell tool's sandbox as the agent file sets it (admin files may change it).
     shell_sandbox: SandboxReport,
@@ -180,31 +180,7 @@ fn report(path: &Path, def: &AgentDef, context: &Context) -> FileReport {
             require_confirmation_for_all: def.config.require_confirmation_for_all,
             confirmation_tools: def.config.confirmation_tools.clone(),
         },
-        approval: ApprovalReport {
-            timeout_seconds: def
-                .approval
-                .timeout_seconds
-                .unwrap_or(tollgate_runtime::approval::DEFAULT_APPROVAL_TIMEOUT_SECS),
-            approvers: def.approval.approvers.as_ref().map(|entries| {
-                entries
-                    .iter()
-                    .map(|e| {
-                        let mut limits = Vec::new();
-                        if !e.agents.is_empty() {
-                            limits.push(format!("agents {}", e.agents.join(", ")));
-                        }
-                        if !e.tools.is_empty() {
-                            limits.push(format!("tools {}", e.tools.join(", ")));
-                        }
-                        if limits.is_empty() {
-                            e.name.clone()
-                        } else {
-                            format!("{} ({})", e.name, limits.join("; "))
-                        }
-                    })
-                    .collect()
-            }),
-        },
+        approval: approval_report(&def.approval.overridden_by(&context.approval)),
         shell_sandbox: SandboxReport {
             network: def.sandbox.network,
             writable: def
@@ -242,6 +218,34 @@ fn report(path: &Path, def: &AgentDef, context: &Context) -> FileReport {
             })
             .collect(),
         errors,
+    }
+}
+
+/// The approval settings a run of the agent uses (admin keys over the agent file's).
+fn approval_report(settings: &tollgate_config::ApprovalSettings) -> ApprovalReport {
+    ApprovalReport {
+        timeout_seconds: settings
+            .timeout_seconds
+            .unwrap_or(tollgate_runtime::approval::DEFAULT_APPROVAL_TIMEOUT_SECS),
+        approvers: settings.approvers.as_ref().map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    let mut limits = Vec::new();
+                    if !e.agents.is_empty() {
+                        limits.push(format!("agents {}", e.agents.join(", ")));
+                    }
+                    if !e.tools.is_empty() {
+                        limits.push(format!("tools {}", e.tools.join(", ")));
+                    }
+                    if limits.is_empty() {
+                        e.name.clone()
+                    } else {
+                        format!("{} ({})", e.name, limits.join("; "))
+                    }
+                })
+                .collect()
+        }),
     }
 }
 
@@ -295,7 +299,7 @@ pub(super) fn print_agent(
         Some(names) => names.join(", "),
     };
     lines.push(format!(
-        "asks wait {} s for a decision by {approvers} (admin files may change it)",
+        "asks wait {} s for a decision by {approvers}",
         agent.approval.timeout_seconds
     ));
     if gate.shell_analyzer {

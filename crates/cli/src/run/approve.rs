@@ -119,8 +119,14 @@ async fn read_answer(
                 });
             }
             "e" | "E" | "edit" => {
-                console.warn("edited arguments (one line of JSON, an object):");
-                let edit = rx.recv().await?;
+                // `e {"command": "…"}` on one line, or `e` and the JSON on the next.
+                let edit = if rest.trim().is_empty() {
+                    console.warn("edited arguments (one line of JSON, an object):");
+                    rx.recv().await?
+                } else {
+                    rest.to_owned()
+                };
+                let note = None;
                 match serde_json::from_str::<Value>(&edit) {
                     Ok(value @ Value::Object(_)) => {
                         return Some(InlineAnswer {
@@ -144,6 +150,11 @@ fn now_ms() -> i64 {
 }
 
 impl InlineChannel for Terminal {
+    fn tell(&self, message: &str) {
+        self.console
+            .warn(&format!("not recorded: {}", shorten(message, 300)));
+    }
+
     fn answer<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Option<InlineAnswer>> {
         Box::pin(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));

@@ -438,3 +438,30 @@ fn check_shows_who_decides_an_agents_asks() {
     assert!(err.contains("approval.approvers[0]"), "{err}");
     assert!(err.contains("did you mean `tools`"), "{err}");
 }
+
+#[test]
+fn check_shows_the_admin_files_approval_settings_over_the_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "name: ops\nmodel: direct\ntools: [sql_execute]\napproval:\n  timeout_seconds: 600\n  approvers: [dev]\n",
+    )
+    .unwrap();
+    let admin = dir.path().join("admin.yaml");
+    std::fs::write(&admin, "approval:\n  approvers: [secops]\n").unwrap();
+    let output = tollgate(
+        &[
+            "check",
+            "--admin",
+            &admin.display().to_string(),
+            &agent.display().to_string(),
+        ],
+        Path::new("/"),
+    );
+    let out = stdout(&output);
+    assert!(
+        out.contains("asks wait 600 s for a decision by secops"),
+        "{out}"
+    );
+}

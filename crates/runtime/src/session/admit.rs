@@ -240,7 +240,23 @@ impl Session<'_> {
                 }),
             ));
         };
-        let answer = self.services.approver.ask(request, &waiting).await;
+        let answer = if request.approvers.is_empty() {
+            // Waiting would only end in expiry.
+            Approval {
+                status: "no_approver".into(),
+                ..Approval::plain(
+                    false,
+                    "",
+                    Some(format!(
+                        "nobody may approve calls of `{}` by agent `{}` (no `approval.approvers` \
+                         entry covers them)",
+                        request.tool_name, request.agent
+                    )),
+                )
+            }
+        } else {
+            self.services.approver.ask(request, &waiting).await
+        };
         self.trace.emit(Step::new(
             "approval",
             json!({
@@ -285,7 +301,7 @@ fn denied(request: &ApprovalRequest, answer: &Approval) -> String {
         "expired" => format!("Tool call denied: the approval request expired: {note}"),
         "cancelled" => format!("Tool call denied: the approval request was cancelled: {note}"),
         "already_run" => format!("Not run again: {note}"),
-        "error" => format!("Tool call denied: {note}"),
+        "error" | "no_approver" | "arguments_changed" => format!("Tool call denied: {note}"),
         _ => {
             let note = if note.is_empty() {
                 String::new()
