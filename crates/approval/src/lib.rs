@@ -28,5 +28,5 @@ pub use approvers::{ApproverRule, Approvers, RuleError, os_user};
 pub use error::{Refused, StoreError};
 pub use hash::{args_hash, canonical_json};
 pub use model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
-pub use store::{BUSY_TIMEOUT, Clock, Filed, ManualClock, Store, SystemClock};
+pub use store::{BUSY_TIMEOUT, Clock, Filed, ManualClock, Store, SystemClock, database_files};
 pub use time::{format_ms, format_span};

@@ -584,6 +584,24 @@ impl Store {
     }
 }
 
+/// The approval database at `db` and the files SQLite and the store keep beside it (`-wal`,
+/// `-shm`, `-journal`, `.lock`), absolute: what an agent's tools must neither read nor write.
+pub fn database_files(db: &Path) -> Vec<PathBuf> {
+    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
+    let beside = |suffix: &str| {
+        let mut name = db.file_name().unwrap_or_default().to_os_string();
+        name.push(suffix);
+        db.with_file_name(name)
+    };
+    vec![
+        db.clone(),
+        beside("-wal"),
+        beside("-shm"),
+        beside("-journal"),
+        beside(".lock"),
+    ]
+}
+
 /// Makes sure `path` is a file tollgate may use as its approval database: a new one is
 /// created empty, readable by its owner only (mode 0600, in a folder created 0700; SQLite gives
 /// its `-wal` and `-shm` files the same mode); an existing one must be SQLite and hold the

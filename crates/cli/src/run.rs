@@ -193,7 +193,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
         protected: if args.no_approvals {
             Vec::new()
         } else {
-            approval_files(&db)
+            tollgate_approval::database_files(&db)
         },
         ..Services::default()
     };
@@ -669,21 +669,4 @@ fn clean(text: &str) -> String {
         .map(|line| shorten(line, usize::MAX))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The approval database and the files SQLite and tollgate keep beside it.
-fn approval_files(db: &std::path::Path) -> Vec<PathBuf> {
-    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
-    let beside = |suffix: &str| {
-        let mut name = db.file_name().unwrap_or_default().to_os_string();
-        name.push(suffix);
-        db.with_file_name(name)
-    };
-    vec![
-        db.clone(),
-        beside("-wal"),
-        beside("-shm"),
-        beside("-journal"),
-        beside(".lock"),
-    ]
 }

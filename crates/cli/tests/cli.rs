@@ -26,6 +26,8 @@ mod replay;
 mod run;
 #[path = "cli/serve.rs"]
 mod serve;
+#[path = "cli/serve_runs.rs"]
+mod serve_runs;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

@@ -92,6 +92,9 @@ pub struct Services {
     /// writable paths hold one does not start (its tools could approve their own calls); the
     /// shell tool's sandbox hides them.
     pub protected: Vec<PathBuf>,
+    /// Who may decide an ask when neither the agent file nor an admin file lists approvers
+    /// (a server: its approver tokens); empty: the OS user running the agent.
+    pub default_approvers: Vec<String>,
 }
 
 impl Default for Services {
@@ -104,6 +107,7 @@ impl Default for Services {
             background: Background::default(),
             source: "runtime".into(),
             protected: Vec::new(),
+            default_approvers: Vec::new(),
         }
     }
 }
@@ -649,8 +653,8 @@ impl<'s> Session<'s> {
                 services
                     .protected
                     .iter()
-                    .filter(|p| !p.starts_with("/tmp"))
-                    .cloned(),
+                    .filter_map(|p| std::path::absolute(p).ok())
+                    .filter(|p| !p.starts_with("/tmp")),
             );
             policy
         });

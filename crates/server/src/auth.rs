@@ -152,6 +152,16 @@ impl Tokens {
         Ok(Self(tokens))
     }
 
+    /// The names of the tokens that may approve (role `approver` or `admin`): who decides the
+    /// asks of runs this server starts when no `approval.approvers` list says otherwise.
+    pub fn approver_names(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|t| t.has(Role::Approver))
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
+
     /// The token `presented` is, if any. Compares its digest with every configured digest,
     /// in constant time, without stopping at a match.
     pub fn find(&self, presented: &str) -> Option<&Token> {

@@ -9,6 +9,11 @@
 //! GET  /v1/approvals/{id}              approver/admin → {request, history}
 //! POST /v1/approvals/{id}/approve      approver/admin, {note?, edit?} → {request}
 //! POST /v1/approvals/{id}/reject       approver/admin, {note?} → {request}
+//! POST /v1/runs                        runner/admin, {agent, prompt, skills?, model?, metadata?}
+//!                                      → 201 {run_id, events_url}
+//! GET  /v1/runs, /v1/runs/{id}         any token → the runs of this process
+//! POST /v1/runs/{id}/cancel            runner/admin
+//! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
 //! ```
 //!
 //! Every error is `{"error": KIND, "message": TEXT}` ([`wire::ErrorBody`]): 400 a bad body or
@@ -25,6 +30,7 @@ mod auth;
 mod body;
 mod config;
 mod error;
+pub mod runs;
 pub mod wire;
 
 use std::future::Future;
@@ -60,6 +66,8 @@ pub struct AppState {
     pub tokens: Arc<Tokens>,
     /// The configuration the server started with.
     pub config: Arc<ServerConfig>,
+    /// The runs started through this server process.
+    pub runs: Arc<runs::Runs>,
 }
 
 impl AppState {
@@ -69,6 +77,7 @@ impl AppState {
             store,
             tokens: Arc::new(config.tokens.clone()),
             config: Arc::new(config),
+            runs: Arc::default(),
         }
     }
 }
@@ -81,9 +90,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/approvals/{id}", get(approvals::show))
         .route("/v1/approvals/{id}/approve", post(approvals::approve))
         .route("/v1/approvals/{id}/reject", post(approvals::reject))
+        .route("/v1/runs", post(runs::create).get(runs::list))
+        .route("/v1/runs/{id}", get(runs::show))
+        .route("/v1/runs/{id}/cancel", post(runs::cancel))
         .layer(middleware::from_fn(timeout));
     Router::new()
         .route("/healthz", get(healthz))
+        // A stream lasts as long as its run: outside the request timeout.
+        .route("/v1/runs/{id}/events", get(runs::events))
         .merge(api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

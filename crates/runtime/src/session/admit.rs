@@ -211,10 +211,15 @@ impl Session<'_> {
             arguments,
             reason: reason.to_owned(),
             asked_by: decided_by(outcome).unwrap_or_default(),
-            approvers: self
-                .approval
-                .approvers
-                .for_call(&self.def.name, tool_name, &os_user()),
+            approvers: if self.approval.approvers.is_configured()
+                || self.services.default_approvers.is_empty()
+            {
+                self.approval
+                    .approvers
+                    .for_call(&self.def.name, tool_name, &os_user())
+            } else {
+                self.services.default_approvers.clone()
+            },
             timeout_seconds: self.approval.timeout_seconds,
         }
     }

@@ -1,0 +1,296 @@
+//! Runs over HTTP through `tollgate serve`: a run that asks pauses in its event stream until
+//! someone approves through the API.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
+const OPS: &str = "ops-lead-token-0123456789";
+const CI: &str = "ci-token-0123456789abcdef";
+
+struct Served {
+    dir: tempfile::TempDir,
+    child: Child,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// A server whose agents directory holds `ops`: a shell call that needs confirmation
+    /// (appending to `agents/ws/count.txt`), then an answer.
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join("agents");
+        std::fs::create_dir(&agents).unwrap();
+        std::fs::write(
+            agents.join("ops.yaml"),
+            "name: ops\nmodel: scripted:ops.jsonl\ntools: [bash_code_execute_tool]\nworkspace: ws\n\
+             model_config_json:\n  hooks:\n    confirmation_tools: [bash_code_execute_tool]\n",
+        )
+        .unwrap();
+        let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "bash_code_execute_tool", "arguments": {"command": "echo ran >> count.txt"}}}]});
+        std::fs::write(
+            agents.join("ops.jsonl"),
+            format!(
+                "{call}\n{}",
+                json!({"role": "assistant", "content": "done"})
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("server.yaml"),
+            format!(
+                "listen: 127.0.0.1:0\ndatabase: sqlite://approvals.db\nagents_dir: agents\n\
+                 tokens:\n  - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n  \
+                 - {{name: ci, token: {CI}, roles: [runner]}}\n"
+            ),
+        )
+        .unwrap();
+        let child = Command::new(BIN)
+            .args(["serve", "--config", "server.yaml"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("serve.err")).unwrap())
+            .spawn()
+            .unwrap();
+        let mut served = Self {
+            dir,
+            child,
+            url: String::new(),
+            http: reqwest::Client::new(),
+        };
+        let start = Instant::now();
+        served.url = loop {
+            let err = std::fs::read_to_string(served.path("serve.err")).unwrap_or_default();
+            if let Some(at) = err.find("listening on ") {
+                break err[at + "listening on ".len()..]
+                    .lines()
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .to_owned();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no address: {err}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        served
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn events(&self, run_id: &str, last: Option<u64>) -> reqwest::Response {
+        let mut request = self
+            .http
+            .get(format!("{}/v1/runs/{run_id}/events", self.url))
+            .bearer_auth(CI);
+        if let Some(last) = last {
+            request = request.header("Last-Event-ID", last.to_string());
+        }
+        request.send().await.unwrap()
+    }
+}
+
+/// Reads SSE events (name, id, data) from `response` until `until` names one, or it ends.
+async fn read_until(
+    response: &mut reqwest::Response,
+    buffer: &mut String,
+    until: &str,
+    seen: &mut Vec<(String, u64, Value)>,
+) -> bool {
+    loop {
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let (mut name, mut id, mut data) = (String::new(), 0, String::new());
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event: ") {
+                    name = v.to_owned();
+                } else if let Some(v) = line.strip_prefix("id: ") {
+                    id = v.parse().unwrap();
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data.push_str(v);
+                }
+            }
+            if name.is_empty() {
+                continue; // a keep-alive comment
+            }
+            let found = name == until;
+            seen.push((name, id, serde_json::from_str(&data).unwrap()));
+            if found {
+                return true;
+            }
+        }
+        match response.chunk().await.unwrap() {
+            Some(bytes) => buffer.push_str(std::str::from_utf8(&bytes).unwrap()),
+            None => return false,
+        }
+    }
+}
+
+fn names(seen: &[(String, u64, Value)]) -> Vec<&str> {
+    seen.iter().map(|(n, _, _)| n.as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_over_http_pauses_in_its_stream_until_approved_through_the_api() {
+    let served = Served::start();
+    let (status, created) = served
+        .post("/v1/runs", CI, json!({"agent": "ops", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let run_id = created["run_id"].as_str().unwrap().to_owned();
+    assert!(created["events_url"].as_str().unwrap().ends_with("/events"));
+
+    let mut stream = served.events(&run_id, None).await;
+    assert_eq!(stream.status().as_u16(), 200);
+    let (mut buffer, mut seen) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
+    let waiting = seen.last().unwrap().2.clone();
+    let approval_id = waiting["approval_id"].as_str().unwrap().to_owned();
+    assert!(
+        waiting["approve_url"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/v1/approvals/{approval_id}/approve"))
+    );
+    let order = names(&seen);
+    let call = order.iter().position(|n| *n == "tool.call").unwrap();
+    assert!(call < order.len() - 1, "{order:?}");
+    // Nothing more while it waits: no result for a second.
+    let more = tokio::time::timeout(
+        Duration::from_secs(1),
+        read_until(&mut stream, &mut buffer, "tool.result", &mut seen),
+    )
+    .await;
+    assert!(
+        more.is_err(),
+        "the stream went on without a decision: {:?}",
+        names(&seen)
+    );
+    assert!(!served.path("agents/ws/count.txt").exists());
+    let (shown, run) = {
+        let response = served
+            .http
+            .get(format!("{}/v1/runs/{run_id}", served.url))
+            .bearer_auth(CI)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    assert_eq!(
+        (shown, run["status"].as_str()),
+        (200, Some("waiting")),
+        "{run}"
+    );
+    assert_eq!(run["pending_approval"], approval_id.as_str());
+
+    let (status, decided) = served
+        .post(
+            &format!("/v1/approvals/{approval_id}/approve"),
+            OPS,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 200, "{decided}");
+    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
+    let order = names(&seen);
+    let decided_at = order.iter().position(|n| *n == "approval.decided").unwrap();
+    let result_at = order.iter().position(|n| *n == "tool.result").unwrap();
+    assert!(decided_at < result_at, "{order:?}");
+    assert_eq!(seen[result_at].2["status"], "ok", "{}", seen[result_at].2);
+    assert_eq!(
+        std::fs::read_to_string(served.path("agents/ws/count.txt")).unwrap(),
+        "ran\n",
+        "the tool ran once"
+    );
+    // The stream ends after run.ended.
+    assert!(!read_until(&mut stream, &mut buffer, "anything", &mut seen).await);
+
+    // A late client gets the whole history; a reconnect gets what it missed.
+    let mut late = served.events(&run_id, None).await;
+    let (mut buffer, mut history) = (String::new(), Vec::new());
+    assert!(read_until(&mut late, &mut buffer, "run.ended", &mut history).await);
+    assert_eq!(history[0].0, "run.started");
+    assert_eq!(history.len(), seen.len());
+    let resume_after = history[3].1;
+    let mut again = served.events(&run_id, Some(resume_after)).await;
+    let (mut buffer, mut rest) = (String::new(), Vec::new());
+    assert!(read_until(&mut again, &mut buffer, "run.ended", &mut rest).await);
+    assert_eq!(rest.len(), history.len() - 4);
+    assert!(rest.iter().all(|(_, id, _)| *id > resume_after));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_refuse_bad_requests_and_the_server_keeps_serving() {
+    let served = Served::start();
+    let (status, body) = served
+        .post("/v1/runs", CI, json!({"agent": "nobody", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 404, "{body}");
+    for agent in ["../agents/ops", "/etc/passwd", ".hidden", ""] {
+        let (status, body) = served
+            .post("/v1/runs", CI, json!({"agent": agent, "prompt": "go"}))
+            .await;
+        assert_eq!(status, 400, "{agent}: {body}");
+    }
+    let (status, body) = served
+        .post(
+            "/v1/runs",
+            CI,
+            json!({"agent": "ops", "prompt": "go", "model": "scripted:/etc/passwd"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = served
+        .post("/v1/runs", OPS, json!({"agent": "ops", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 403, "an approver token cannot start runs: {body}");
+    let (status, _) = served
+        .post(
+            "/v1/runs",
+            CI,
+            json!({"agent": "ops", "prompt": "go", "extra": 1}),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let unknown = served.events("run_nope", None).await;
+    assert_eq!(unknown.status().as_u16(), 404);
+    let (status, body) = served
+        .post("/v1/runs", CI, json!({"agent": "ops", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+}
