@@ -9,6 +9,7 @@
 //! GET  /v1/approvals/{id}              approver/admin → {request, history}
 //! POST /v1/approvals/{id}/approve      approver/admin, {note?, edit?} → {request}
 //! POST /v1/approvals/{id}/reject       approver/admin, {note?} → {request}
+//! GET  /approvals                      the web page for people (session cookie; see below)
 //! ```
 //!
 //! Every error is `{"error": KIND, "message": TEXT}` ([`wire::ErrorBody`]): 400 a bad body or
@@ -16,6 +17,9 @@
 //! the role or not among the request's approvers, 404, 405, 409 already decided (with
 //! `status`, `by`, `at`), 413 a body over [`MAX_BODY_BYTES`], 415, 500 the database failed,
 //! 503 a request that took longer than [`REQUEST_TIMEOUT`].
+//!
+//! The page (`/approvals`, its sign-in and its forms) answers HTML, never JSON; its sign-in,
+//! cookie and CSRF rules are in the `web` module's docs and the project's `docs/server.md`.
 //!
 //! Handlers stay thin: the rules (who may decide, one decision wins, late decisions refused)
 //! live in [`tollgate_approval::Store`].
@@ -25,6 +29,7 @@ mod auth;
 mod body;
 mod config;
 mod error;
+mod web;
 pub mod wire;
 
 use std::future::Future;
@@ -47,6 +52,7 @@ pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
 pub use body::MAX_BODY_BYTES;
 pub use config::{DEFAULT_APPROVAL_TIMEOUT, DEFAULT_LISTEN, ServerConfig};
 pub use error::{ApiError, ConfigError, Result};
+pub use web::{SESSION_TTL, Sessions, WEB_CHANNEL};
 
 /// Longest an API request may take, body included; then it is answered 503 `timeout`.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -60,6 +66,8 @@ pub struct AppState {
     pub tokens: Arc<Tokens>,
     /// The configuration the server started with.
     pub config: Arc<ServerConfig>,
+    /// Browsers signed in to the approvals page.
+    pub sessions: Arc<Sessions>,
 }
 
 impl AppState {
@@ -69,6 +77,7 @@ impl AppState {
             store,
             tokens: Arc::new(config.tokens.clone()),
             config: Arc::new(config),
+            sessions: Arc::new(Sessions::new(SESSION_TTL)),
         }
     }
 }
@@ -81,6 +90,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/approvals/{id}", get(approvals::show))
         .route("/v1/approvals/{id}/approve", post(approvals::approve))
         .route("/v1/approvals/{id}/reject", post(approvals::reject))
+        .merge(web::routes(&state))
         .layer(middleware::from_fn(timeout));
     Router::new()
         .route("/healthz", get(healthz))
