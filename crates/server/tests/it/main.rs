@@ -1,8 +1,9 @@
 //! tollgate-server driven over real HTTP on 127.0.0.1: the approvals page through plain
-//! requests (`web`).
+//! requests (`web`) and through a headless Chromium (`browser`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod browser;
 mod web;
 
 use serde_json::Value;
