@@ -1,4 +1,5 @@
-//! `tollgate serve --config FILE`: the approvals API over HTTP (`docs/server.md`).
+//! `tollgate serve --config FILE`: the approvals API over HTTP, and the approvals page for
+//! people at `/approvals` (`docs/server.md`).
 //!
 //! Prints `listening on http://ADDR` on stderr once bound (with `listen: 127.0.0.1:0`, the
 //! port the system picked). SIGTERM or SIGINT stops accepting connections; requests under way

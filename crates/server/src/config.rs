@@ -60,7 +60,8 @@ pub struct ServerConfig {
     pub agents_dir: Option<PathBuf>,
     /// Admin hook files for runs (for the runs API; unused so far).
     pub admin_hooks: Vec<PathBuf>,
-    /// How people reach the server, when set.
+    /// How people reach the server, when set: the only origin the approvals page takes forms
+    /// from, and with `https` its session cookie is `Secure`.
     pub public_url: Option<url::Url>,
     /// Who may call the API.
     pub tokens: Tokens,

@@ -14,6 +14,7 @@
 //! GET  /v1/runs, /v1/runs/{id}         any token → the runs of this process
 //! POST /v1/runs/{id}/cancel            runner/admin
 //! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
+//! GET  /approvals                      the web page for people (session cookie; see below)
 //! ```
 //!
 //! Every error is `{"error": KIND, "message": TEXT}` ([`wire::ErrorBody`]): 400 a bad body or
@@ -21,6 +22,9 @@
 //! the role or not among the request's approvers, 404, 405, 409 already decided (with
 //! `status`, `by`, `at`), 413 a body over [`MAX_BODY_BYTES`], 415, 500 the database failed,
 //! 503 a request that took longer than [`REQUEST_TIMEOUT`].
+//!
+//! The page (`/approvals`, its sign-in and its forms) answers HTML, never JSON; its sign-in,
+//! cookie and CSRF rules are in the `web` module's docs and the project's `docs/server.md`.
 //!
 //! Handlers stay thin: the rules (who may decide, one decision wins, late decisions refused)
 //! live in [`tollgate_approval::Store`].
@@ -31,6 +35,7 @@ mod body;
 mod config;
 mod error;
 pub mod runs;
+mod web;
 pub mod wire;
 
 use std::future::Future;
@@ -53,6 +58,7 @@ pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
 pub use body::MAX_BODY_BYTES;
 pub use config::{DEFAULT_APPROVAL_TIMEOUT, DEFAULT_LISTEN, ServerConfig};
 pub use error::{ApiError, ConfigError, Result};
+pub use web::{SESSION_TTL, Sessions, WEB_CHANNEL};
 
 /// Longest an API request may take, body included; then it is answered 503 `timeout`.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,6 +74,8 @@ pub struct AppState {
     pub config: Arc<ServerConfig>,
     /// The runs started through this server process.
     pub runs: Arc<runs::Runs>,
+    /// Browsers signed in to the approvals page.
+    pub sessions: Arc<Sessions>,
 }
 
 impl AppState {
@@ -78,6 +86,7 @@ impl AppState {
             tokens: Arc::new(config.tokens.clone()),
             config: Arc::new(config),
             runs: Arc::default(),
+            sessions: Arc::new(Sessions::new(SESSION_TTL)),
         }
     }
 }
@@ -93,6 +102,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::show))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .merge(web::routes(&state))
         .layer(middleware::from_fn(timeout));
     Router::new()
         .route("/healthz", get(healthz))

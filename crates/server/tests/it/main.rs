@@ -1,0 +1,93 @@
+//! tollgate-server driven over real HTTP on 127.0.0.1: the approvals page through plain
+//! requests (`web`) and through a headless Chromium (`browser`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod browser;
+mod web;
+
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tollgate_approval::{NewRequest, Store};
+use tollgate_server::{AppState, ServerConfig};
+
+/// An approver's token.
+pub const OPS: &str = "ops-lead-token-0123456789";
+/// Another approver's token.
+pub const DBA: &str = "dba-token-0123456789abcdef";
+/// A runner's token.
+pub const CI: &str = "ci-token-0123456789abcdef";
+
+/// A server on a free port of 127.0.0.1, in this process; stopped when dropped.
+pub struct Server {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its approval store.
+    pub store: Store,
+    task: JoinHandle<()>,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// A server whose `public_url` is `public_url`, when given.
+    pub async fn start(public_url: Option<&str>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let public = public_url.map_or_else(String::new, |u| format!("public_url: {u}\n"));
+        let yaml = format!(
+            "listen: 127.0.0.1:0\n\
+             database: sqlite://approvals.db\n\
+             {public}\
+             tokens:\n\
+             \x20 - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n\
+             \x20 - {{name: dba, token: {DBA}, roles: [admin]}}\n\
+             \x20 - {{name: ci, token: {CI}, roles: [runner]}}\n"
+        );
+        let config = ServerConfig::parse(&yaml, dir.path(), &|_| None).unwrap();
+        let store = Store::open(&config.database).await.unwrap();
+        let listener = tokio::net::TcpListener::bind(config.listen).await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = AppState::new(config, store.clone());
+        let task = tokio::spawn(async move {
+            tollgate_server::serve(listener, state, std::future::pending())
+                .await
+                .unwrap();
+        });
+        Self {
+            url,
+            store,
+            task,
+            _dir: dir,
+        }
+    }
+
+    /// Files a pending `sql_execute` call with `arguments` that `approvers` may decide; its id.
+    pub async fn file(&self, arguments: Value, approvers: &[&str]) -> String {
+        let new = NewRequest {
+            run_id: "run-7".into(),
+            session_id: "s".into(),
+            scope: next_scope(),
+            agent: "ops".into(),
+            tool_name: "sql_execute".into(),
+            tool_call_id: "c1".into(),
+            arguments,
+            reasons: vec!["calls of `sql_execute` need confirmation".into()],
+            asked_by: "permission_gate".into(),
+            approvers: approvers.iter().map(|a| (*a).to_owned()).collect(),
+            timeout_seconds: 600,
+        };
+        self.store.file(&new).await.unwrap().request.id
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A scope unique to each filing, so each filing is its own request.
+fn next_scope() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("t{}:pre_tool_use", NEXT.fetch_add(1, Ordering::Relaxed))
+}
