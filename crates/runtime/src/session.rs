@@ -63,8 +63,10 @@ use crate::trace::{Origin, Step, Trace, TraceSink};
 
 mod admit;
 mod delegate;
+mod protect;
 
 use delegate::call_agent_spec;
+use protect::protected_writable;
 
 /// Deepest delegation chain (the top agent is depth 0).
 pub const MAX_DEPTH: u32 = 4;
@@ -338,59 +340,6 @@ fn config_inside(def: &AgentDef, admin: &[HookFile], workspace: &Path) -> Option
         .chain(skill_dirs)
         .chain(subagents)
         .find(|path| std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(workspace)))
-}
-
-/// Why the session must not start when a protected file (the approval database) lies where
-/// its tools may write: the workspace, or a writable path of the shell tool's sandbox.
-fn protected_writable(
-    protected: &[PathBuf],
-    workspace: &Path,
-    shell: Option<&SandboxPolicy>,
-) -> Option<String> {
-    let writable = std::iter::once(workspace.to_path_buf()).chain(
-        shell
-            .into_iter()
-            .flat_map(|policy| policy.writable.iter())
-            .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone())),
-    );
-    let writable: Vec<PathBuf> = writable.collect();
-    protected.iter().find_map(|file| {
-        let file = real_path(file);
-        let dir = writable.iter().find(|w| file.starts_with(w))?;
-        Some(format!(
-            "the approval database {} is inside {}, which this agent's tools may write: they \
-             could approve their own calls; keep it outside the workspace and the sandbox's \
-             writable paths",
-            file.display(),
-            dir.display()
-        ))
-    })
-}
-
-/// `path` resolved as the file system will: the longest existing prefix made real (symlinks
-/// followed), the rest applied by name (`..` drops a name: a folder that does not exist yet
-/// cannot be a symlink).
-fn real_path(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let parts: Vec<Component<'_>> = absolute.components().collect();
-    for existing in (1..=parts.len()).rev() {
-        let prefix: PathBuf = parts[..existing].iter().collect();
-        let Ok(mut real) = std::fs::canonicalize(&prefix) else {
-            continue;
-        };
-        for part in &parts[existing..] {
-            match part {
-                Component::ParentDir => {
-                    real.pop();
-                }
-                Component::Normal(name) => real.push(name),
-                _ => {}
-            }
-        }
-        return real;
-    }
-    absolute
 }
 
 /// The shell tool's sandbox: the agent file's `sandbox:`, then the admin files' `shell_tool`

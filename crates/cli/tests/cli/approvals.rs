@@ -55,8 +55,11 @@ impl Case {
 
     /// `tollgate run` in the background, stdin closed, output to files.
     pub(crate) fn spawn(&self, extra: &[&str]) -> Child {
-        let out = std::fs::File::create(self.path("out.txt")).unwrap();
-        let err = std::fs::File::create(self.path("err.txt")).unwrap();
+        self.spawn_with(extra, Stdio::null(), Stdio::from(self.file("err.txt")))
+    }
+
+    /// `tollgate run` with `stdin` and `stderr` as given, stdout to `out.txt`.
+    fn spawn_with(&self, extra: &[&str], stdin: Stdio, stderr: Stdio) -> Child {
         Command::new(BIN)
             .arg("run")
             .args(["--agent", &self.path("agent.yaml").display().to_string()])
@@ -65,11 +68,26 @@ impl Case {
             .args(["--db", &self.db()])
             .args(extra)
             .arg("go")
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
+            .stdin(stdin)
+            .stdout(self.file("out.txt"))
+            .stderr(stderr)
             .spawn()
             .unwrap()
+    }
+
+    /// `tollgate run` on a pseudo-terminal: the run and the keyboard that types into it.
+    fn spawn_on_a_terminal(&self) -> (Child, std::fs::File) {
+        let pty = nix::pty::openpty(None, None).unwrap();
+        let run = self.spawn_with(
+            &[],
+            Stdio::from(pty.slave),
+            Stdio::from(self.file("err.txt")),
+        );
+        (run, std::fs::File::from(pty.master))
+    }
+
+    fn file(&self, name: &str) -> std::fs::File {
+        std::fs::File::create(self.path(name)).unwrap()
     }
 
     fn approvals(&self, args: &[&str]) -> Output {
@@ -559,23 +577,8 @@ fn a_database_the_agents_tools_could_write_is_refused() {
 fn a_person_at_the_runs_terminal_may_answer_inline() {
     use std::io::Write;
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let out = std::fs::File::create(case.path("out.txt")).unwrap();
-    let err = std::fs::File::create(case.path("err.txt")).unwrap();
-    let mut run = Command::new(BIN)
-        .arg("run")
-        .args(["--agent", &case.path("agent.yaml").display().to_string()])
-        .args(["--workspace", &case.path("ws").display().to_string()])
-        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
-        .args(["--db", &case.db()])
-        .arg("go")
-        .stdin(Stdio::from(pty.slave))
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap();
+    let (mut run, mut keyboard) = case.spawn_on_a_terminal();
     case.pending(&mut run);
-    let mut keyboard = std::fs::File::from(pty.master);
     // Typed until the run takes it: an answer typed before the question is discarded.
     let start = Instant::now();
     while run.try_wait().unwrap().is_none() {
@@ -597,19 +600,7 @@ fn a_person_at_the_runs_terminal_may_answer_inline() {
 #[test]
 fn regression_signals_did_nothing_once_stderr_was_gone() {
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
-    let out = std::fs::File::create(case.path("out.txt")).unwrap();
-    let mut run = Command::new(BIN)
-        .arg("run")
-        .args(["--agent", &case.path("agent.yaml").display().to_string()])
-        .args(["--workspace", &case.path("ws").display().to_string()])
-        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
-        .args(["--db", &case.db()])
-        .arg("go")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = case.spawn_with(&[], Stdio::null(), Stdio::piped());
     // The terminal went away: nobody reads stderr any more.
     drop(run.stderr.take());
     case.pending(&mut run);
@@ -725,23 +716,8 @@ fn an_inline_answer_from_someone_not_listed_is_said_and_the_wait_goes_on() {
         &[("c1", "echo ran >> count.txt")],
         "approval:\n  approvers: [ops-lead]\n",
     );
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let out = std::fs::File::create(case.path("out.txt")).unwrap();
-    let err = std::fs::File::create(case.path("err.txt")).unwrap();
-    let mut run = Command::new(BIN)
-        .arg("run")
-        .args(["--agent", &case.path("agent.yaml").display().to_string()])
-        .args(["--workspace", &case.path("ws").display().to_string()])
-        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
-        .args(["--db", &case.db()])
-        .arg("go")
-        .stdin(Stdio::from(pty.slave))
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap();
+    let (mut run, mut keyboard) = case.spawn_on_a_terminal();
     let id = case.pending(&mut run);
-    let mut keyboard = std::fs::File::from(pty.master);
     let start = Instant::now();
     while !case.output().contains("not recorded") {
         assert!(
@@ -769,23 +745,8 @@ fn an_inline_answer_from_someone_not_listed_is_said_and_the_wait_goes_on() {
 fn an_inline_edit_may_come_on_one_line() {
     use std::io::Write;
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
-    let pty = nix::pty::openpty(None, None).unwrap();
-    let out = std::fs::File::create(case.path("out.txt")).unwrap();
-    let err = std::fs::File::create(case.path("err.txt")).unwrap();
-    let mut run = Command::new(BIN)
-        .arg("run")
-        .args(["--agent", &case.path("agent.yaml").display().to_string()])
-        .args(["--workspace", &case.path("ws").display().to_string()])
-        .args(["--trace", &case.path("trace.jsonl").display().to_string()])
-        .args(["--db", &case.db()])
-        .arg("go")
-        .stdin(Stdio::from(pty.slave))
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap();
+    let (mut run, mut keyboard) = case.spawn_on_a_terminal();
     case.pending(&mut run);
-    let mut keyboard = std::fs::File::from(pty.master);
     let start = Instant::now();
     while run.try_wait().unwrap().is_none() {
         assert!(
