@@ -101,7 +101,7 @@ impl Store {
     /// # Errors
     /// As [`Store::open`].
     pub async fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        prepare_file(path).await?;
+        file::prepare_folder(path)?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -115,7 +115,16 @@ impl Store {
         };
         // Two processes opening a new file at once would both try to create the schema:
         // migrations run under an exclusive lock on a file beside the database.
+        let had_lock = file::lock_path(path).exists();
         let guard = migration_lock(path).await?;
+        // Under the lock: another process may be creating the schema right now.
+        if let Err(e) = prepare_file(path).await {
+            drop(guard);
+            if !had_lock {
+                let _ = std::fs::remove_file(file::lock_path(path));
+            }
+            return Err(e);
+        }
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)

@@ -29,24 +29,11 @@ pub fn database_files(db: &Path) -> Vec<PathBuf> {
 /// its `-wal` and `-shm` files the same mode); an existing one must be SQLite and hold the
 /// approval tables or no table at all: another program's database is never migrated.
 pub(super) async fn prepare_file(path: &Path) -> Result<(), StoreError> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let fail = |reason: String| StoreError::Open {
         path: path.to_path_buf(),
         reason,
     };
-    if path.is_dir() {
-        return Err(fail("it is a directory".into()));
-    }
-    if let Some(dir) = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
-    {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| fail(format!("cannot create its folder: {e}")))?;
-    }
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -103,6 +90,36 @@ async fn tables(path: &Path) -> Result<Tables, String> {
     })
 }
 
+/// Creates the folder of `path` (0700) when missing; refuses a `path` that is a folder.
+pub(super) fn prepare_folder(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let fail = |reason: String| StoreError::Open {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The lock file beside `path`.
+pub(super) fn lock_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
 /// Takes the exclusive lock on `<db>.lock` (created when missing), waiting for another
 /// process that holds it. The lock file is never the database itself: closing a descriptor of
 /// the database would drop SQLite's own locks in this process.
@@ -110,9 +127,7 @@ pub(super) async fn migration_lock(
     path: &Path,
 ) -> Result<nix::fcntl::Flock<std::fs::File>, StoreError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".lock");
-    let lock_path = path.with_file_name(name);
+    let lock_path = lock_path(path);
     let fail = |reason: String| StoreError::Open {
         path: path.to_path_buf(),
         reason,

@@ -255,3 +255,28 @@ async fn opening_a_fresh_file_from_several_stores_at_once_failed_with_table_alre
         }
     }
 }
+
+/// Regression: a store opening the file while another was creating the schema saw a
+/// half-made schema (`_sqlx_migrations` without tollgate's tables) and took the file for
+/// another program's database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_opening_while_another_creates_the_schema_took_it_for_a_foreign_database() {
+    for round in 0..30 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.db");
+        let opening: Vec<_> = (0..6u64)
+            .map(|i| {
+                let path = path.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_micros(i * 700)).await;
+                    Store::open(&path).await.map(drop)
+                })
+            })
+            .collect();
+        for task in opening {
+            if let Err(e) = task.await.unwrap() {
+                panic!("round {round}: {e}");
+            }
+        }
+    }
+}
