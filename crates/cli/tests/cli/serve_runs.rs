@@ -294,3 +294,122 @@ async fn runs_refuse_bad_requests_and_the_server_keeps_serving() {
         .await;
     assert_eq!(status, 201, "{body}");
 }
+
+/// Copies `from` into `to`, folders included.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_example_pauses_a_run_until_an_approver_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/server");
+    copy_tree(&example, dir.path());
+    // The example's port may be taken here: any free one.
+    let config = std::fs::read_to_string(dir.path().join("server.yaml"))
+        .unwrap()
+        .replace("listen: 127.0.0.1:8080", "listen: 127.0.0.1:0");
+    std::fs::write(dir.path().join("server.yaml"), config).unwrap();
+    let (ops, ci) = ("ops-lead-demo-token-0001", "ci-demo-token-000000001");
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        Command::new(BIN)
+            .args(["serve", "--config", "server.yaml"])
+            .current_dir(dir.path())
+            .env("OPS_LEAD_TOKEN", ops)
+            .env("CI_TOKEN", ci)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("serve.err")).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let url = loop {
+        let err = std::fs::read_to_string(dir.path().join("serve.err")).unwrap_or_default();
+        if let Some(at) = err.find("listening on ") {
+            break err[at + "listening on ".len()..]
+                .lines()
+                .next()
+                .unwrap()
+                .trim()
+                .to_owned();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no address: {err}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let http = reqwest::Client::new();
+    let created: Value = serde_json::from_str(
+        &http
+            .post(format!("{url}/v1/runs"))
+            .bearer_auth(ci)
+            .header("content-type", "application/json")
+            .body(json!({"agent": "deploy", "prompt": "ship v2.4.1"}).to_string())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let run_id = created["run_id"].as_str().unwrap().to_owned();
+    let run = |http: reqwest::Client, url: String, run_id: String| async move {
+        let text = http
+            .get(format!("{url}/v1/runs/{run_id}"))
+            .bearer_auth(ci)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    let pending = loop {
+        let view = run(http.clone(), url.clone(), run_id.clone()).await;
+        if let Some(id) = view["pending_approval"].as_str() {
+            break id.to_owned();
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "{view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let approved = Command::new(BIN)
+        .args(["approvals", "approve", &pending, "--server", &url])
+        .env("TOLLGATE_TOKEN", ops)
+        .output()
+        .unwrap();
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let done = loop {
+        let view = run(http.clone(), url.clone(), run_id.clone()).await;
+        if view["status"] == "completed" {
+            break view;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "{view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["turns"], 2);
+    assert!(dir.path().join("state/tollgate.db").exists());
+}
