@@ -237,6 +237,11 @@ pub(crate) async fn create(
     let mut agent = AgentDef::load(&file)
         .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_agent", e.to_string()))?;
     agent.metadata.extend(body.metadata);
+    // The server's `approval.timeout_seconds` is the default: the agent file's, then the
+    // admin files', win over it.
+    if agent.approval.timeout_seconds.is_none() {
+        agent.approval.timeout_seconds = Some(state.config.approval_timeout.as_secs());
+    }
     let mut admin = Vec::new();
     for path in &state.config.admin_hooks {
         admin.push(HookFile::load(path, Trust::Admin).map_err(|e| {

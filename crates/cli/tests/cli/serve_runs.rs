@@ -29,6 +29,11 @@ impl Served {
     /// A server whose agents directory holds `ops`: a shell call that needs confirmation
     /// (appending to `agents/ws/count.txt`), then an answer.
     fn start() -> Self {
+        Self::start_with("")
+    }
+
+    /// [`Served::start`] with more top-level keys in `server.yaml`.
+    fn start_with(extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let agents = dir.path().join("agents");
         std::fs::create_dir(&agents).unwrap();
@@ -53,7 +58,7 @@ impl Served {
             format!(
                 "listen: 127.0.0.1:0\ndatabase: sqlite://approvals.db\nagents_dir: agents\n\
                  tokens:\n  - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n  \
-                 - {{name: ci, token: {CI}, roles: [runner]}}\n"
+                 - {{name: ci, token: {CI}, roles: [runner]}}\n{extra}"
             ),
         )
         .unwrap();
@@ -412,4 +417,23 @@ async fn the_server_example_pauses_a_run_until_an_approver_decides() {
     };
     assert_eq!(done["turns"], 2);
     assert!(dir.path().join("state/tollgate.db").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_approval_timeout_applies_to_its_runs() {
+    let served = Served::start_with("approval: {timeout_seconds: 1}\n");
+    let (status, created) = served
+        .post("/v1/runs", CI, json!({"agent": "ops", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let run_id = created["run_id"].as_str().unwrap().to_owned();
+    let mut stream = served.events(&run_id, None).await;
+    let (mut buffer, mut seen) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
+    let decided = seen
+        .iter()
+        .find(|(name, _, _)| name == "approval.decided")
+        .unwrap();
+    assert_eq!(decided.2["status"], "expired", "{}", decided.2);
+    assert!(!served.path("agents/ws/count.txt").exists());
 }
