@@ -104,7 +104,7 @@ impl Approvers {
         }
     }
 
-    /// A configured empty list (`approvers: []`): nobody may approve, asks expire.
+    /// A configured empty list (`approvers: []`): nobody may approve, asks are denied.
     pub fn nobody() -> Self {
         Self::new(Vec::new())
     }

@@ -38,7 +38,7 @@ pub struct ApproverEntry {
 pub struct ApprovalSettings {
     /// `timeout_seconds`, when set.
     pub timeout_seconds: Option<u64>,
-    /// `approvers`, when set (an empty list means nobody may approve: asks expire).
+    /// `approvers`, when set (an empty list means nobody may approve: asks are denied).
     pub approvers: Option<Vec<ApproverEntry>>,
 }
 

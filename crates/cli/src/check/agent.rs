@@ -295,7 +295,7 @@ pub(super) fn print_agent(
     ));
     let approvers = match &agent.approval.approvers {
         None => "the OS user running the agent".to_owned(),
-        Some(names) if names.is_empty() => "nobody (asks expire)".to_owned(),
+        Some(names) if names.is_empty() => "nobody (asks are denied at once)".to_owned(),
         Some(names) => names.join(", "),
     };
     lines.push(format!(
