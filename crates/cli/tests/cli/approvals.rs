@@ -86,6 +86,28 @@ impl Case {
         (run, std::fs::File::from(pty.master))
     }
 
+    /// Types `line` into `keyboard` until `run` ends (an answer typed before the question is
+    /// discarded, so it is typed again until taken); the run's exit code.
+    fn type_until_done(
+        &self,
+        run: &mut Child,
+        keyboard: &mut std::fs::File,
+        line: &[u8],
+    ) -> Option<i32> {
+        use std::io::Write;
+        let start = Instant::now();
+        while run.try_wait().unwrap().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "{}",
+                self.output()
+            );
+            keyboard.write_all(line).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        run.wait().unwrap().code()
+    }
+
     fn file(&self, name: &str) -> std::fs::File {
         std::fs::File::create(self.path(name)).unwrap()
     }
@@ -575,22 +597,11 @@ fn a_database_the_agents_tools_could_write_is_refused() {
 
 #[test]
 fn a_person_at_the_runs_terminal_may_answer_inline() {
-    use std::io::Write;
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
     let (mut run, mut keyboard) = case.spawn_on_a_terminal();
     case.pending(&mut run);
-    // Typed until the run takes it: an answer typed before the question is discarded.
-    let start = Instant::now();
-    while run.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "{}",
-            case.output()
-        );
-        keyboard.write_all(b"y\n").unwrap();
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    assert_eq!(run.wait().unwrap().code(), Some(0), "{}", case.output());
+    let code = case.type_until_done(&mut run, &mut keyboard, b"y\n");
+    assert_eq!(code, Some(0), "{}", case.output());
     assert_eq!(case.count(), 1);
     let approval = &case.of("approval")[0];
     assert_eq!(approval["by"], me());
@@ -743,23 +754,12 @@ fn an_inline_answer_from_someone_not_listed_is_said_and_the_wait_goes_on() {
 
 #[test]
 fn an_inline_edit_may_come_on_one_line() {
-    use std::io::Write;
     let case = Case::new(&[("c1", "echo ran >> count.txt")], "");
     let (mut run, mut keyboard) = case.spawn_on_a_terminal();
     case.pending(&mut run);
-    let start = Instant::now();
-    while run.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "{}",
-            case.output()
-        );
-        keyboard
-            .write_all(b"e {\"command\": \"echo edited >> count.txt\"}\n")
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    assert_eq!(run.wait().unwrap().code(), Some(0), "{}", case.output());
+    let edit = b"e {\"command\": \"echo edited >> count.txt\"}\n";
+    let code = case.type_until_done(&mut run, &mut keyboard, edit);
+    assert_eq!(code, Some(0), "{}", case.output());
     assert_eq!(
         std::fs::read_to_string(case.path("ws/count.txt")).unwrap(),
         "edited\n"

@@ -62,9 +62,15 @@ impl Served {
             ),
         )
         .unwrap();
+        Self::serve(dir, &[])
+    }
+
+    /// `tollgate serve --config server.yaml` in `dir` with `env`, once it listens.
+    fn serve(dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
         let child = Command::new(BIN)
             .args(["serve", "--config", "server.yaml"])
             .current_dir(dir.path())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.path().join("serve.err")).unwrap())
@@ -325,43 +331,9 @@ async fn the_server_example_pauses_a_run_until_an_approver_decides() {
         .replace("listen: 127.0.0.1:8080", "listen: 127.0.0.1:0");
     std::fs::write(dir.path().join("server.yaml"), config).unwrap();
     let (ops, ci) = ("ops-lead-demo-token-0001", "ci-demo-token-000000001");
-    struct Kill(Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _server = Kill(
-        Command::new(BIN)
-            .args(["serve", "--config", "server.yaml"])
-            .current_dir(dir.path())
-            .env("OPS_LEAD_TOKEN", ops)
-            .env("CI_TOKEN", ci)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("serve.err")).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    let start = Instant::now();
-    let url = loop {
-        let err = std::fs::read_to_string(dir.path().join("serve.err")).unwrap_or_default();
-        if let Some(at) = err.find("listening on ") {
-            break err[at + "listening on ".len()..]
-                .lines()
-                .next()
-                .unwrap()
-                .trim()
-                .to_owned();
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no address: {err}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let http = reqwest::Client::new();
+    let served = Served::serve(dir, &[("OPS_LEAD_TOKEN", ops), ("CI_TOKEN", ci)]);
+    let (url, start) = (served.url.clone(), Instant::now());
+    let http = served.http.clone();
     let created: Value = serde_json::from_str(
         &http
             .post(format!("{url}/v1/runs"))
@@ -416,7 +388,7 @@ async fn the_server_example_pauses_a_run_until_an_approver_decides() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(done["turns"], 2);
-    assert!(dir.path().join("state/tollgate.db").exists());
+    assert!(served.path("state/tollgate.db").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
