@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Tables: `confirmation_request` (one row per asking call) and `confirmation_event` (the
-//! append-only audit; triggers refuse updates and deletes). See the project's
+//! append-only audit; triggers refuse updates and deletes); for a server's durable runs, `run`
+//! (one row per run) and `run_line` (the run's trace, its append-only journal). See the project's
 //! `docs/approvals.md` for the columns and the audit query.
 
 mod approvers;
@@ -28,5 +29,8 @@ pub use approvers::{ApproverRule, Approvers, RuleError, os_user};
 pub use error::{Refused, StoreError};
 pub use hash::{args_hash, canonical_json};
 pub use model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
-pub use store::{BUSY_TIMEOUT, Clock, Filed, ManualClock, Store, SystemClock, database_files};
+pub use store::{
+    BUSY_TIMEOUT, Clock, Filed, JournalLine, LIVE_STATUSES, ManualClock, RunChange, RunRecord,
+    Store, SystemClock, database_files,
+};
 pub use time::{format_ms, format_span};

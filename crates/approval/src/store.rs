@@ -14,6 +14,7 @@
 mod rows;
 mod clock;
 mod file;
+mod runs;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use file::database_files;
 use file::{migration_lock, prepare_file};
 use rows::{SELECT_BY_ID, apply, audit, by_id, by_key, decode};
+pub use runs::{JournalLine, LIVE_STATUSES, RunChange, RunRecord};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 

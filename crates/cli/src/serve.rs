@@ -61,6 +61,11 @@ pub fn run(args: Serve) -> Result<ExitCode> {
         }
         eprintln!("tollgate serve: listening on http://{address}");
         let state = AppState::new(config, store);
+        match tollgate_server::runs::resume_runs(&state).await {
+            Ok(0) => {}
+            Ok(n) => eprintln!("tollgate serve: resumed {n} run(s) from the database"),
+            Err(e) => return Ok(fail(1, &format!("cannot resume the runs: {e}"))),
+        }
         if let Err(e) = tollgate_server::serve(listener, state, shutdown).await {
             return Ok(fail(1, &format!("the server failed: {e}")));
         }

@@ -34,5 +34,8 @@ pub use agent::{AgentDef, AgentError, ConfigShape, config_shape, config_shape_of
 pub use approval::{ApprovalPolicy, DurableApprover, InlineAnswer, InlineChannel};
 pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate, Waiting};
 pub use model::{Model, ModelSpec};
-pub use session::{Assembly, EndStatus, RunReport, RunRequest, Services, assemble, run};
+pub use session::{
+    Assembly, EndStatus, Journal, RunReport, RunRequest, Services, assemble, resume, run,
+};
 pub use tokio_util::sync::CancellationToken;
+pub use tollgate_core::BoxFuture;

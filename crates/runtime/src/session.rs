@@ -64,9 +64,11 @@ use crate::trace::{Origin, Step, Trace, TraceSink};
 mod admit;
 mod delegate;
 mod protect;
+mod resume;
 
 use delegate::call_agent_spec;
 use protect::protected_writable;
+pub use resume::Journal;
 
 /// Deepest delegation chain (the top agent is depth 0).
 pub const MAX_DEPTH: u32 = 4;
@@ -148,6 +150,19 @@ pub enum EndStatus {
 }
 
 impl EndStatus {
+    /// The status a trace spelling names.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Self::Completed,
+            Self::Failed,
+            Self::Cancelled,
+            Self::TurnLimit,
+            Self::TimedOut,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+
     /// The trace spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -228,19 +243,63 @@ pub async fn run(
     sinks: Vec<Arc<dyn TraceSink>>,
     cancel: CancellationToken,
 ) -> RunReport {
+    start(request, None, services, sinks, cancel).await
+}
+
+/// Goes on with run `request.run_id` from `journal`, the trace lines its earlier attempt
+/// recorded (see [`Journal`] for what is replayed and what runs again). The new lines continue
+/// its `seq` numbering and go to `sinks`; the workspace is the one the earlier attempt used.
+/// A journal whose top session already ended is reported as it ended, and nothing runs.
+///
+/// Never fails, as [`run`].
+pub async fn resume(
+    request: RunRequest,
+    journal: &Journal,
+    services: &Services,
+    sinks: Vec<Arc<dyn TraceSink>>,
+    cancel: CancellationToken,
+) -> RunReport {
+    start(request, Some(journal), services, sinks, cancel).await
+}
+
+async fn start(
+    request: RunRequest,
+    journal: Option<&Journal>,
+    services: &Services,
+    sinks: Vec<Arc<dyn TraceSink>>,
+    cancel: CancellationToken,
+) -> RunReport {
     let run_id = request.run_id.clone().unwrap_or_else(|| new_id("run"));
-    let trace = Trace::new(
-        Origin {
-            run_id: run_id.clone(),
-            session_id: new_id("session"),
-            agent: request.agent.name.clone(),
-            depth: 0,
-        },
-        sinks,
-    );
-    let workspace = match request
-        .workspace
-        .clone()
+    let recorded = journal.map(Journal::recorded);
+    let origin = Origin {
+        run_id: run_id.clone(),
+        session_id: recorded
+            .as_ref()
+            .and_then(|r| r.session_id.clone())
+            .unwrap_or_else(|| new_id("session")),
+        agent: request.agent.name.clone(),
+        depth: 0,
+    };
+    let trace = match journal {
+        Some(journal) => Trace::continuing(origin, sinks, journal.next_seq(), journal.elapsed_ms()),
+        None => Trace::new(origin, sinks),
+    };
+    let recorded_workspace = recorded
+        .as_ref()
+        .and_then(|r| r.workspace.clone())
+        .map(PathBuf::from);
+    if let Some((status, turns, error)) = recorded.as_ref().and_then(|r| r.ended.clone()) {
+        return RunReport {
+            run_id,
+            status: EndStatus::parse(&status).unwrap_or(EndStatus::Failed),
+            answer: recorded.and_then(|r| r.answer),
+            error,
+            workspace: recorded_workspace.unwrap_or_default(),
+            turns,
+        };
+    }
+    let workspace = match recorded_workspace
+        .or_else(|| request.workspace.clone())
         .or_else(|| request.agent.workspace.clone())
     {
         Some(dir) => dir,
@@ -276,10 +335,14 @@ pub async fn run(
         cancel,
         soft_deadline: None,
         cancel_cause: Arc::default(),
+        resumed: recorded.is_some(),
     };
     let ending = match Session::prepare(services, setup).await {
         Ok(session) => {
-            let ending = session.run_body(&request.prompt).await;
+            let ending = match recorded {
+                Some(recorded) => session.resume_body(&request.prompt, recorded).await,
+                None => session.run_body(&request.prompt).await,
+            };
             session.end(&ending).await;
             ending
         }
@@ -439,6 +502,9 @@ struct SessionSetup {
     soft_deadline: Option<Instant>,
     /// Set before `cancel` fires when the caller force-stops this session.
     cancel_cause: Arc<OnceLock<String>>,
+    /// Whether this session goes on from a journal (it writes `session_resumed`, not
+    /// `session_start`).
+    resumed: bool,
 }
 
 struct Session<'s> {
@@ -510,6 +576,7 @@ impl<'s> Session<'s> {
             cancel,
             soft_deadline,
             cancel_cause,
+            resumed,
         } = setup;
         let fail = |trace: &Trace, e: String| (trace.clone(), e);
         for warning in &def.warnings {
@@ -643,7 +710,7 @@ impl<'s> Session<'s> {
             metadata: def.metadata.clone(),
         };
         trace.emit(Step::new(
-            "session_start",
+            if resumed { "session_resumed" } else { "session_start" },
             json!({
                 "model": model.describe(),
                 "hooks": if services.hooks_mode == HooksMode::Bypass { "bypass" } else { "enforce" },
@@ -765,16 +832,27 @@ impl<'s> Session<'s> {
             if !self.def.system_prompt.is_empty() {
                 messages.push(Message::text(Role::System, self.def.system_prompt.clone()));
             }
-            messages.push(Message::text(
-                Role::User,
-                with_context(prompt.to_owned(), &turn.additional_context),
-            ));
-            self.react(messages).await
+            self.react(self.opening(prompt, &turn.additional_context), 0)
+                .await
         })
     }
 
-    async fn react(&self, mut messages: Vec<Message>) -> Ending {
-        let mut turns = 0u32;
+    /// The conversation's start: the system prompt and the user's message with the context
+    /// `user_turn` hooks added.
+    fn opening(&self, prompt: &str, context: &[String]) -> Vec<Message> {
+        let mut messages = Vec::new();
+        if !self.def.system_prompt.is_empty() {
+            messages.push(Message::text(Role::System, self.def.system_prompt.clone()));
+        }
+        messages.push(Message::text(
+            Role::User,
+            with_context(prompt.to_owned(), context),
+        ));
+        messages
+    }
+
+    /// The loop from model turn `turns + 1` on.
+    async fn react(&self, mut messages: Vec<Message>, mut turns: u32) -> Ending {
         loop {
             if let Some(status) = self.stopping() {
                 return Ending::new(status, turns);
@@ -830,6 +908,7 @@ impl<'s> Session<'s> {
                         "the tool call id is empty or repeats an earlier call of this turn",
                     )
                 } else {
+                    self.propose(&call.id, &call.function.name, &call.function.arguments);
                     self.tool_call(&call.id, &call.function.name, &call.function.arguments)
                         .await
                 };
@@ -852,17 +931,20 @@ impl<'s> Session<'s> {
         content
     }
 
-    /// One tool call from proposal to observation; returns what the model observes.
-    async fn tool_call(&self, id: &str, name: &str, text: &str) -> String {
-        let args = serde_json::from_str::<Value>(text);
-        // As proposed: the JSON, or the text itself when it is not JSON.
-        let raw = args
-            .as_ref()
-            .map_or_else(|_| Value::String(text.to_owned()), Clone::clone);
+    /// Records a call as the model proposed it: its arguments as JSON, or as the text itself
+    /// when it is not JSON.
+    fn propose(&self, id: &str, name: &str, text: &str) {
+        let raw =
+            serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.to_owned()));
         self.trace.emit(Step::new(
             "tool_call",
             json!({"tool_call_id": id, "tool_name": name, "arguments": raw}),
         ));
+    }
+
+    /// One proposed tool call to its observation; returns what the model observes.
+    async fn tool_call(&self, id: &str, name: &str, text: &str) -> String {
+        let args = serde_json::from_str::<Value>(text);
         let observe = |status: &str, content: String| {
             self.trace.emit(Step::new(
                 "observation",
@@ -913,7 +995,13 @@ impl<'s> Session<'s> {
                 "tool_started",
                 json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
             ));
-            if call.tool_name == CALL_AGENT_TOOL {
+            // The journal must know the tool may run before it does: a restarted run then
+            // reports it interrupted instead of running it again.
+            if let Err(e) = self.trace.flush().await {
+                Ok(Err(ToolError::new(format!(
+                    "not run: the run's journal cannot be written: {e}"
+                ))))
+            } else if call.tool_name == CALL_AGENT_TOOL {
                 // A sub-agent sees the cancel itself and winds down through its own hooks; the
                 // call counts as cancelled when the run was cancelled meanwhile.
                 let ran = self.execute(&call).await;

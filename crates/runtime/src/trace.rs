@@ -7,6 +7,7 @@
 //! | `type` | fields |
 //! |---|---|
 //! | `session_start` | `model`, `hooks` (`enforce` or `bypass`), `hook_count`, `skills`, `tools`, `workspace`, `metadata` (copied into every payload) |
+//! | `session_resumed` | as `session_start`: a run goes on from its journal after a restart (the lines before it are the earlier attempt's) |
 //! | `warning` | `file`, `entry`, `message`: a hook entry or skill that was skipped |
 //! | `user_turn` | `prompt` |
 //! | `model_turn` | `turn`, `content`, `tool_calls` (`[{id, name, arguments}]`) |
@@ -32,6 +33,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tollgate_core::BoxFuture;
 use tollgate_handlers::text::escape_controls_json;
 
 use serde::Serialize;
@@ -111,6 +113,17 @@ impl TraceLine {
 pub trait TraceSink: Send + Sync {
     /// Takes one line.
     fn record(&self, line: &TraceLine);
+
+    /// Resolves once every line recorded so far is durable (a journal that writes in the
+    /// background); the default has nothing to wait for. The session awaits it after
+    /// `tool_started` and before the tool runs, so a restarted run knows the tool may have run
+    /// and never runs it again.
+    ///
+    /// # Errors
+    /// Why the lines could not be made durable; the tool then does not run.
+    fn flush(&self) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Writes JSON Lines to a file, flushing after every line (a crash loses at most the line
@@ -191,14 +204,42 @@ pub struct Trace {
 impl Trace {
     /// A trace feeding `sinks`, speaking as `origin`.
     pub fn new(origin: Origin, sinks: Vec<Arc<dyn TraceSink>>) -> Self {
+        Self::continuing(origin, sinks, 0, 0)
+    }
+
+    /// A trace that goes on from an earlier attempt of the run: its next line is `next_seq`,
+    /// and `elapsed_ms` counts on from `elapsed_ms`.
+    pub fn continuing(
+        origin: Origin,
+        sinks: Vec<Arc<dyn TraceSink>>,
+        next_seq: u64,
+        elapsed_ms: u64,
+    ) -> Self {
+        let now = Instant::now();
+        let started = now
+            .checked_sub(std::time::Duration::from_millis(elapsed_ms))
+            .unwrap_or(now);
         Self {
             shared: Arc::new(Shared {
-                started: Instant::now(),
+                started,
                 sinks,
-                seq: Mutex::new(0),
+                seq: Mutex::new(next_seq),
             }),
             origin: Arc::new(origin),
         }
+    }
+
+    /// Resolves once every sink has made the lines so far durable (see [`TraceSink::flush`]).
+    /// Cancel safe: dropping it loses nothing, the lines stay recorded.
+    ///
+    /// # Errors
+    /// The first sink's failure.
+    pub async fn flush(&self) -> Result<(), String> {
+        let waits: Vec<_> = self.shared.sinks.iter().map(|s| s.flush()).collect();
+        for wait in waits {
+            wait.await?;
+        }
+        Ok(())
     }
 
     /// The same trace, speaking as another agent (a sub-agent).

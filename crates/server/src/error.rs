@@ -90,6 +90,11 @@ impl ApiError {
         )
     }
 
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.body.message
+    }
+
     /// The status.
     pub fn status(&self) -> StatusCode {
         self.status

@@ -11,7 +11,7 @@
 //! POST /v1/approvals/{id}/reject       approver/admin, {note?} → {request}
 //! POST /v1/runs                        runner/admin, {agent, prompt, skills?, model?, metadata?}
 //!                                      → 201 {run_id, events_url}
-//! GET  /v1/runs, /v1/runs/{id}         any token → the runs of this process
+//! GET  /v1/runs, /v1/runs/{id}         any token → the runs in the database
 //! POST /v1/runs/{id}/cancel            runner/admin
 //! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
 //! GET  /approvals                      the web page for people (session cookie; see below)
@@ -76,16 +76,21 @@ pub struct AppState {
     pub runs: Arc<runs::Runs>,
     /// Browsers signed in to the approvals page.
     pub sessions: Arc<Sessions>,
+    /// Where runs' trace lines go (the database, then their watchers).
+    journal: runs::Journal,
 }
 
 impl AppState {
-    /// The state of a server with `config`, over `store`.
+    /// The state of a server with `config`, over `store`. Starts the task that writes runs'
+    /// journals, so it must be called inside a Tokio runtime.
     pub fn new(config: ServerConfig, store: Store) -> Self {
+        let runs: Arc<runs::Runs> = Arc::default();
         Self {
+            journal: runs::Journal::start(store.clone(), Arc::clone(&runs)),
             store,
             tokens: Arc::new(config.tokens.clone()),
             config: Arc::new(config),
-            runs: Arc::default(),
+            runs,
             sessions: Arc::new(Sessions::new(SESSION_TTL)),
         }
     }
@@ -121,8 +126,10 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Serves [`router`] on `listener` until `shutdown` completes; then stops accepting and lets
-/// the requests under way finish.
+/// Serves [`router`] on `listener` until `shutdown` completes; then stops accepting, ends the
+/// event streams (clients reconnect with `Last-Event-ID`) and lets the other requests under
+/// way finish. Runs are left as they stand: the next server resumes them
+/// ([`runs::resume_runs`]).
 ///
 /// # Errors
 /// Accepting connections failed.
@@ -134,6 +141,11 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let runs = Arc::clone(&state.runs);
+    let shutdown = async move {
+        shutdown.await;
+        runs.stop_streams();
+    };
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await

@@ -5,30 +5,35 @@
 //! reconnects with `Last-Event-ID` gets what it missed; a client that connects after the run
 //! ended gets the whole history and the end. The stream ends after `run.ended`.
 //!
-//! Runs live in this process: the log of a run is kept in memory for as long as the server
-//! runs (the asks of a run are in the approval database and survive a restart; the run itself
-//! does not yet).
+//! Runs are durable: a run's row and its trace lines (its journal) live in the server's
+//! database beside the approval requests its calls file. A line reaches SSE clients only once
+//! it is committed, and a tool starts only once its `tool_started` line is. A restarted server
+//! resumes every run that was `running` or `waiting` from its journal ([`resume_runs`]): model
+//! turns and tool results are replayed from the lines, never requested or run again; a tool
+//! that was running is reported interrupted; a waiting call re-attaches to its request.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
-use tollgate_config::{HookFile, Trust};
-use tollgate_runtime::trace::{TraceLine, TraceSink};
-use tollgate_runtime::{
-    AgentDef, CancellationToken, DurableApprover, ModelSpec, RunRequest, Services,
-};
+use tokio::sync::watch;
+use tollgate_approval::RunRecord;
+use tollgate_runtime::CancellationToken;
+
+mod journal;
+mod start;
+mod stream;
+
+pub(crate) use journal::Journal;
+pub use start::resume_runs;
+pub(crate) use stream::events;
 
 use crate::AppState;
 use crate::auth::{Caller, Role};
@@ -36,7 +41,7 @@ use crate::body::JsonBody;
 use crate::error::ApiError;
 
 /// `POST /v1/runs`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewRun {
     /// An agent of the server's agents directory, by name (`ops` → `agents/ops.yaml`).
@@ -68,31 +73,46 @@ pub struct RunView {
     pub turns: Option<u32>,
     /// The request a call waits on, while one does.
     pub pending_approval: Option<String>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// When it was created (ms since the Unix epoch).
+    pub created_at: i64,
+    /// When it ended (ms), once it did.
+    pub ended_at: Option<i64>,
     /// Where its events stream.
     pub events_url: String,
 }
 
-/// One streamed step.
-#[derive(Debug, Clone)]
-struct Streamed {
-    id: u64,
-    name: String,
-    data: String,
-    last: bool,
+impl RunView {
+    fn new(record: RunRecord, base: &str) -> Self {
+        Self {
+            events_url: format!("{base}/v1/runs/{}/events", record.id),
+            run_id: record.id,
+            agent: record.agent,
+            status: record.status,
+            turns: record.turns,
+            pending_approval: record.pending_approval,
+            error: record.error,
+            created_at: record.created_at,
+            ended_at: record.ended_at,
+        }
+    }
 }
 
-/// A run in this process.
-struct RunEntry {
-    view: Mutex<RunView>,
-    log: Mutex<Vec<Streamed>>,
-    live: broadcast::Sender<Streamed>,
+/// A run going on in this process.
+struct LiveRun {
     cancel: CancellationToken,
+    /// The `seq` after the last committed line.
+    committed: watch::Sender<u64>,
 }
 
-/// The runs of this server.
+/// The runs going on in this server process, and the journal their lines go to.
 #[derive(Default)]
 pub struct Runs {
-    runs: Mutex<HashMap<String, Arc<RunEntry>>>,
+    live: Mutex<HashMap<String, Arc<LiveRun>>>,
+    /// Fires when the server stops: streams end (their clients reconnect with
+    /// `Last-Event-ID` to the next server), runs are left as they stand.
+    stopping: CancellationToken,
 }
 
 impl std::fmt::Debug for Runs {
@@ -102,84 +122,50 @@ impl std::fmt::Debug for Runs {
 }
 
 impl Runs {
-    fn get(&self, id: &str) -> Option<Arc<RunEntry>> {
-        self.runs.lock().ok()?.get(id).cloned()
+    fn get(&self, id: &str) -> Option<Arc<LiveRun>> {
+        self.live.lock().ok()?.get(id).cloned()
+    }
+
+    fn add(&self, id: &str, cancel: CancellationToken) {
+        if let Ok(mut live) = self.live.lock() {
+            let run = LiveRun {
+                cancel,
+                committed: watch::channel(0).0,
+            };
+            live.insert(id.to_owned(), Arc::new(run));
+        }
+    }
+
+    fn remove(&self, id: &str) {
+        if let Ok(mut live) = self.live.lock() {
+            live.remove(id);
+        }
+    }
+
+    /// Line `seq` of run `id` is in the database: its watchers may read it.
+    fn committed(&self, id: &str, seq: u64) {
+        if let Some(run) = self.get(id) {
+            run.committed.send_replace(seq + 1);
+        }
+    }
+
+    /// How many runs go on in this process.
+    pub fn live_count(&self) -> usize {
+        self.live.lock().map_or(0, |l| l.len())
+    }
+
+    /// Ends every event stream (the server is stopping); runs stay as they stand.
+    pub fn stop_streams(&self) {
+        self.stopping.cancel();
     }
 }
 
-/// The SSE event name of a trace step.
-fn event_name(line: &TraceLine) -> String {
-    let top = line.origin.depth == 0;
-    let event = line
-        .get("event")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match line.step.kind {
-        "session_start" if top => "run.started",
-        "session_start" => "subagent.session_started",
-        "session_end" if top => "run.ended",
-        "session_end" => "subagent.session_ended",
-        "model_turn" => "model.turn",
-        "answer" => "model.answer",
-        "tool_call" => "tool.call",
-        "tool_started" => "tool.started",
-        "hook_run" => "hook.run",
-        "dispatch" if event == "pre_tool_use" => "tool.decision",
-        "dispatch" => "hook.dispatch",
-        "approval_waiting" => "approval.waiting",
-        "approval" => "approval.decided",
-        "approval_correction" => "approval.correction",
-        "approval_refused" => "approval.refused",
-        "observation" => "tool.result",
-        "subagent_start" => "subagent.start",
-        "subagent_stop" => "subagent.stop",
-        "user_turn" => "user.turn",
-        "warning" => "run.warning",
-        other => return format!("trace.{other}"),
-    }
-    .to_owned()
-}
-
-/// Writes a run's trace into its log and to its live subscribers.
-struct ToStream {
-    entry: Arc<RunEntry>,
-    approve_base: String,
-}
-
-impl TraceSink for ToStream {
-    fn record(&self, line: &TraceLine) {
-        let name = event_name(line);
-        let mut data = line.to_json();
-        if line.step.kind == "approval_waiting"
-            && let Some(id) = line.get("request_id").and_then(Value::as_str)
-        {
-            data["approval_id"] = id.into();
-            data["approve_url"] = format!("{}/v1/approvals/{id}/approve", self.approve_base).into();
-            if let Ok(mut view) = self.entry.view.lock() {
-                view.status = "waiting".into();
-                view.pending_approval = Some(id.to_owned());
-            }
-        }
-        if line.step.kind == "approval"
-            && line.origin.depth == 0
-            && let Ok(mut view) = self.entry.view.lock()
-        {
-            view.status = "running".into();
-            view.pending_approval = None;
-        }
-        let streamed = Streamed {
-            id: line.seq,
-            last: name == "run.ended",
-            name,
-            data: data.to_string(),
-        };
-        // Under the log's lock, so a subscriber that copies the log and subscribes under the
-        // same lock sees every step exactly once.
-        if let Ok(mut log) = self.entry.log.lock() {
-            log.push(streamed.clone());
-            let _ = self.entry.live.send(streamed);
-        }
-    }
+/// The base of links (`public_url`, else the listen address).
+fn base_url(state: &AppState) -> String {
+    state.config.public_url.as_ref().map_or_else(
+        || format!("http://{}", state.config.listen),
+        |u| u.as_str().trim_end_matches('/').to_owned(),
+    )
 }
 
 /// A name of the agents directory: letters, digits, `_`, `-`, `.` (no path).
@@ -221,119 +207,64 @@ pub(crate) async fn create(
     if body.prompt.trim().is_empty() {
         return Err(ApiError::bad_request("`prompt` must not be empty"));
     }
-    let model = match body.model.as_deref() {
-        None => None,
-        Some(m) if m.starts_with("scripted:") => {
-            return Err(ApiError::bad_request(
-                "`model`: a request may name `openai:MODEL` or `direct`, never a file",
-            ));
-        }
-        Some(m) => Some(
-            ModelSpec::parse(m, std::path::Path::new(""))
-                .map_err(|e| ApiError::bad_request(format!("`model`: {e}")))?,
-        ),
-    };
-    let file = agent_file(&state, &body.agent)?;
-    let mut agent = AgentDef::load(&file)
-        .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_agent", e.to_string()))?;
-    agent.metadata.extend(body.metadata);
-    // The server's `approval.timeout_seconds` is the default: the agent file's, then the
-    // admin files', win over it.
-    if agent.approval.timeout_seconds.is_none() {
-        agent.approval.timeout_seconds = Some(state.config.approval_timeout.as_secs());
-    }
-    let mut admin = Vec::new();
-    for path in &state.config.admin_hooks {
-        admin.push(HookFile::load(path, Trust::Admin).map_err(|e| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "bad_admin_hooks",
-                e.to_string(),
-            )
-        })?);
-    }
+    let run = start::prepare(&state, &body)?;
     let run_id = format!("run_{}", ulid::Ulid::generate());
-    let base = state.config.public_url.as_ref().map_or_else(
-        || format!("http://{}", state.config.listen),
-        |u| u.as_str().trim_end_matches('/').to_owned(),
-    );
-    let events_url = format!("{base}/v1/runs/{run_id}/events");
-    let cancel = CancellationToken::new();
-    let entry = Arc::new(RunEntry {
-        view: Mutex::new(RunView {
-            run_id: run_id.clone(),
-            agent: agent.name.clone(),
-            status: "running".into(),
-            turns: None,
-            pending_approval: None,
-            events_url: events_url.clone(),
-        }),
-        log: Mutex::new(Vec::new()),
-        live: broadcast::channel(1024).0,
-        cancel: cancel.clone(),
-    });
-    if let Ok(mut runs) = state.runs.runs.lock() {
-        runs.insert(run_id.clone(), Arc::clone(&entry));
-    }
-    let db = std::path::absolute(&state.config.database)
-        .unwrap_or_else(|_| state.config.database.clone());
-    let protected = tollgate_approval::database_files(&db);
-    let services = Services {
-        approver: Arc::new(DurableApprover::new(db.clone(), "server", cancel.clone())),
-        admin: Arc::from(admin),
-        source: "api".into(),
-        protected,
-        default_approvers: state.tokens.approver_names(),
-        ..Services::default()
-    };
-    let request = RunRequest {
-        agent,
-        prompt: body.prompt,
-        skills: body.skills,
-        model,
-        workspace: None,
-        run_id: Some(run_id.clone()),
-    };
-    let sink = Arc::new(ToStream {
-        entry: Arc::clone(&entry),
-        approve_base: base,
-    });
-    tokio::spawn(async move {
-        let report = tollgate_runtime::run(request, &services, vec![sink], cancel).await;
-        services.background.idle().await;
-        if let Ok(mut view) = entry.view.lock() {
-            view.status = report.status.as_str().into();
-            view.turns = Some(report.turns);
-            view.pending_approval = None;
-        }
-    });
+    let recorded = serde_json::to_value(&body).unwrap_or_default();
+    state
+        .store
+        .create_run(&run_id, &run.request.agent.name, &recorded)
+        .await
+        .map_err(|e| ApiError::store(&e))?;
+    let events_url = format!("{}/v1/runs/{run_id}/events", base_url(&state));
+    start::spawn(&state, &run_id, run, None);
     let body = Json(json!({"run_id": run_id, "events_url": events_url}));
     Ok((StatusCode::CREATED, body).into_response())
 }
 
-/// `GET /v1/runs` (any token): the runs of this server process.
-pub(crate) async fn list(State(state): State<AppState>, Caller(_): Caller) -> Json<Value> {
-    let runs: Vec<RunView> = state
-        .runs
-        .runs
-        .lock()
-        .map(|runs| {
-            runs.values()
-                .filter_map(|e| e.view.lock().ok().map(|v| v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    Json(json!({"runs": runs}))
+/// `?status=&limit=` of `GET /v1/runs`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+    limit: Option<u32>,
 }
 
-fn entry(
-    state: &AppState,
-    id: Result<Path<String>, PathRejection>,
-) -> Result<Arc<RunEntry>, ApiError> {
-    let Path(id) = id.map_err(|e| ApiError::bad_request(e.body_text()))?;
+/// Most runs `GET /v1/runs` lists.
+pub const MAX_LIST: u32 = 1000;
+
+/// `GET /v1/runs?status=&limit=` (any token): the server's runs, newest first (default 100,
+/// at most [`MAX_LIST`]); every run the database holds, across restarts.
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    Caller(_): Caller,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let limit = query.limit.unwrap_or(100).min(MAX_LIST);
+    let records = state
+        .store
+        .runs(query.status.as_deref(), limit)
+        .await
+        .map_err(|e| ApiError::store(&e))?;
+    let base = base_url(&state);
+    let runs: Vec<RunView> = records
+        .into_iter()
+        .map(|r| RunView::new(r, &base))
+        .collect();
+    Ok(Json(json!({"runs": runs})))
+}
+
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|e| ApiError::bad_request(e.body_text()))
+}
+
+async fn record(state: &AppState, id: &str) -> Result<RunRecord, ApiError> {
     state
-        .runs
-        .get(&id)
+        .store
+        .run(id)
+        .await
+        .map_err(|e| ApiError::store(&e))?
         .ok_or_else(|| ApiError::not_found("no run with that id on this server"))
 }
 
@@ -343,19 +274,12 @@ pub(crate) async fn show(
     Caller(_): Caller,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<RunView>, ApiError> {
-    let entry = entry(&state, id)?;
-    let view = entry.view.lock().map(|v| v.clone()).map_err(|_| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "run state lost",
-        )
-    })?;
-    Ok(Json(view))
+    let record = record(&state, &path_id(id)?).await?;
+    Ok(Json(RunView::new(record, &base_url(&state))))
 }
 
 /// `POST /v1/runs/{id}/cancel` (runner or admin): cancels the run (a waiting request is
-/// cancelled too).
+/// cancelled too); 409 when it already ended.
 pub(crate) async fn cancel(
     State(state): State<AppState>,
     Caller(token): Caller,
@@ -367,64 +291,17 @@ pub(crate) async fn cancel(
             token.name()
         )));
     }
-    let entry = entry(&state, id)?;
-    entry.cancel.cancel();
-    Ok(Json(json!({"cancelled": true})))
-}
-
-/// `GET /v1/runs/{id}/events` (any token): the run's steps as SSE, from after
-/// `Last-Event-ID` (or from the start), live until `run.ended`.
-pub(crate) async fn events(
-    State(state): State<AppState>,
-    Caller(_): Caller,
-    headers: HeaderMap,
-    id: Result<Path<String>, PathRejection>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let entry = entry(&state, id)?;
-    let after = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    let (backlog, receiver) = {
-        let log = entry.log.lock().map_err(|_| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "run log lost",
-            )
-        })?;
-        let backlog: Vec<Streamed> = log
-            .iter()
-            .filter(|s| after.is_none_or(|a| s.id > a))
-            .cloned()
-            .collect();
-        (backlog, entry.live.subscribe())
-    };
-    let ended = backlog.iter().any(|s| s.last);
-    let live = futures::stream::unfold((receiver, ended), |(mut receiver, done)| async move {
-        if done {
-            return None;
+    let id = path_id(id)?;
+    let record = record(&state, &id).await?;
+    match state.runs.get(&id) {
+        Some(live) => {
+            live.cancel.cancel();
+            Ok(Json(json!({"cancelled": true})))
         }
-        match receiver.recv().await {
-            Ok(streamed) => {
-                let last = streamed.last;
-                Some((streamed, (receiver, last)))
-            }
-            // Too slow a reader (it reconnects with Last-Event-ID and gets the rest), or
-            // the run is gone.
-            Err(broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed) => {
-                None
-            }
-        }
-    });
-    let stream = futures::StreamExt::map(
-        futures::StreamExt::chain(futures::stream::iter(backlog), live),
-        |s| {
-            Ok(Event::default()
-                .id(s.id.to_string())
-                .event(s.name)
-                .data(s.data))
-        },
-    );
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+        None => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "conflict",
+            format!("the run is {}: there is nothing to cancel", record.status),
+        )),
+    }
 }

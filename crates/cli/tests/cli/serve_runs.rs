@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tollgate");
-const OPS: &str = "ops-lead-token-0123456789";
-const CI: &str = "ci-token-0123456789abcdef";
+pub(crate) const OPS: &str = "ops-lead-token-0123456789";
+pub(crate) const CI: &str = "ci-token-0123456789abcdef";
 
-struct Served {
+pub(crate) struct Served {
     dir: tempfile::TempDir,
     child: Child,
-    url: String,
-    http: reqwest::Client,
+    env: Vec<(String, String)>,
+    pub(crate) url: String,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Drop for Served {
@@ -28,12 +29,12 @@ impl Drop for Served {
 impl Served {
     /// A server whose agents directory holds `ops`: a shell call that needs confirmation
     /// (appending to `agents/ws/count.txt`), then an answer.
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self::start_with("")
     }
 
     /// [`Served::start`] with more top-level keys in `server.yaml`.
-    fn start_with(extra: &str) -> Self {
+    pub(crate) fn start_with(extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let agents = dir.path().join("agents");
         std::fs::create_dir(&agents).unwrap();
@@ -66,27 +67,39 @@ impl Served {
     }
 
     /// `tollgate serve --config server.yaml` in `dir` with `env`, once it listens.
-    fn serve(dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
-        let child = Command::new(BIN)
-            .args(["serve", "--config", "server.yaml"])
-            .current_dir(dir.path())
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("serve.err")).unwrap())
-            .spawn()
-            .unwrap();
+    pub(crate) fn serve(dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let child = spawn(dir.path(), &env);
         let mut served = Self {
             dir,
             child,
+            env,
             url: String::new(),
             http: reqwest::Client::new(),
         };
+        served.url = served.address();
+        served
+    }
+
+    /// Kills the server with SIGKILL (nothing runs on its way out), then starts another on
+    /// the same folder and database.
+    pub(crate) fn kill_and_restart(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.child = spawn(self.dir.path(), &self.env);
+        self.url = self.address();
+    }
+
+    /// The address the server prints once it listens.
+    fn address(&self) -> String {
         let start = Instant::now();
-        served.url = loop {
-            let err = std::fs::read_to_string(served.path("serve.err")).unwrap_or_default();
+        loop {
+            let err = std::fs::read_to_string(self.path("serve.err")).unwrap_or_default();
             if let Some(at) = err.find("listening on ") {
-                break err[at + "listening on ".len()..]
+                return err[at + "listening on ".len()..]
                     .lines()
                     .next()
                     .unwrap()
@@ -98,15 +111,14 @@ impl Served {
                 "no address: {err}"
             );
             std::thread::sleep(Duration::from_millis(20));
-        };
-        served
+        }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
         let response = self
             .http
             .post(format!("{}{path}", self.url))
@@ -121,7 +133,21 @@ impl Served {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
-    async fn events(&self, run_id: &str, last: Option<u64>) -> reqwest::Response {
+    /// `GET path` with `token`: the status and the JSON body.
+    pub(crate) async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub(crate) async fn events(&self, run_id: &str, last: Option<u64>) -> reqwest::Response {
         let mut request = self
             .http
             .get(format!("{}/v1/runs/{run_id}/events", self.url))
@@ -133,8 +159,21 @@ impl Served {
     }
 }
 
+/// `tollgate serve --config server.yaml` in `dir`, its stderr in `serve.err`.
+fn spawn(dir: &std::path::Path, env: &[(String, String)]) -> Child {
+    Command::new(BIN)
+        .args(["serve", "--config", "server.yaml"])
+        .current_dir(dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("serve.err")).unwrap())
+        .spawn()
+        .unwrap()
+}
+
 /// Reads SSE events (name, id, data) from `response` until `until` names one, or it ends.
-async fn read_until(
+pub(crate) async fn read_until(
     response: &mut reqwest::Response,
     buffer: &mut String,
     until: &str,
@@ -169,7 +208,7 @@ async fn read_until(
     }
 }
 
-fn names(seen: &[(String, u64, Value)]) -> Vec<&str> {
+pub(crate) fn names(seen: &[(String, u64, Value)]) -> Vec<&str> {
     seen.iter().map(|(n, _, _)| n.as_str()).collect()
 }
 

@@ -21,8 +21,9 @@ use super::{Message, Model, ModelError, ModelRequest, Role};
 /// ```
 ///
 /// `arguments` may also be written as a JSON object. Each run needs its own instance (the
-/// position in the script is per instance). When the script runs out the call fails with
-/// [`ModelError::ScriptExhausted`].
+/// position in the script is per instance). A conversation that already holds `k` assistant
+/// turns (a resumed run) goes on with turn `k + 1`. When the script runs out the call fails
+/// with [`ModelError::ScriptExhausted`].
 ///
 /// [msg]: https://platform.openai.com/docs/api-reference/chat/object
 #[derive(Debug)]
@@ -121,9 +122,15 @@ impl Model for ScriptedModel {
 
     fn complete<'a>(
         &'a self,
-        _request: ModelRequest<'a>,
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<Message, ModelError>> {
-        let turn = self.next.fetch_add(1, Ordering::Relaxed);
+        let answered = request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .count();
+        let turn = self.next.fetch_add(1, Ordering::Relaxed).max(answered);
+        self.next.store(turn + 1, Ordering::Relaxed);
         let answer = self
             .turns
             .get(turn)

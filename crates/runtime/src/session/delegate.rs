@@ -151,6 +151,7 @@ impl Session<'_> {
             cancel: child_cancel.clone(),
             soft_deadline: Some(begun + timeout),
             cancel_cause: Arc::clone(&cause),
+            resumed: false,
         };
         let child = match Session::prepare(self.services, setup).await {
             Ok(child) => child,

@@ -8,4 +8,5 @@ mod delegation;
 mod isolation;
 mod lifecycle;
 mod openai;
+mod resume;
 mod support;
