@@ -199,3 +199,28 @@ async fn a_tool_running_when_the_server_died_is_reported_interrupted_and_not_run
         "the tool ran again: {log:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_streams_and_leaves_a_waiting_run_waiting() {
+    let mut served = Served::start();
+    let run_id = start_run(&served, "ops").await;
+    let mut stream = served.events(&run_id, None).await;
+    let (mut buffer, mut seen) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
+    // The open stream does not hold the server up; it ends without `run.ended`.
+    served.stop_and_restart();
+    assert!(!read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
+
+    let (_, run) = served.get(&format!("/v1/runs/{run_id}"), CI).await;
+    assert_eq!(run["status"], "waiting", "{run}");
+    let mut stream = served.events(&run_id, Some(seen.last().unwrap().1)).await;
+    let (mut buffer, mut after) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut after).await);
+    approve(&served, &after.last().unwrap().2).await;
+    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut after).await);
+    assert_eq!(after.last().unwrap().2["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(served.path("agents/ws/count.txt")).unwrap(),
+        "ran\n"
+    );
+}

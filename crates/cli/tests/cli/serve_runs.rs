@@ -93,6 +93,17 @@ impl Served {
         self.url = self.address();
     }
 
+    /// Stops the server with SIGTERM and waits for it (it must exit 0), then starts another
+    /// on the same folder and database.
+    pub(crate) fn stop_and_restart(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+        self.child = spawn(self.dir.path(), &self.env);
+        self.url = self.address();
+    }
+
     /// The address the server prints once it listens.
     fn address(&self) -> String {
         let start = Instant::now();
