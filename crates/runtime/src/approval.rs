@@ -121,6 +121,19 @@ impl DurableApprover {
         }
     }
 
+    /// An approver filing into `store`, already open. A server passes its own store: its runs
+    /// share one connection pool, and a decision the server records wakes the waiting call at
+    /// once instead of at its next poll.
+    pub fn with_store(store: Store, me: impl Into<String>, cancel: CancellationToken) -> Self {
+        Self {
+            db: store.path().to_path_buf(),
+            store: tokio::sync::OnceCell::new_with(Some(store)),
+            me: me.into(),
+            cancel,
+            inline: None,
+        }
+    }
+
     /// Lets a person at hand answer inline too.
     #[must_use]
     pub fn with_inline(mut self, inline: Arc<dyn InlineChannel>) -> Self {

@@ -64,7 +64,11 @@ pub(super) fn prepare(state: &AppState, body: &NewRun) -> Result<Prepared, ApiEr
         .unwrap_or_else(|_| state.config.database.clone());
     let cancel = CancellationToken::new();
     let services = Services {
-        approver: Arc::new(DurableApprover::new(db.clone(), "server", cancel.clone())),
+        approver: Arc::new(DurableApprover::with_store(
+            state.store.clone(),
+            "server",
+            cancel.clone(),
+        )),
         admin: Arc::from(admin),
         source: "api".into(),
         protected: tollgate_approval::database_files(&db),
