@@ -51,6 +51,7 @@ use axum::{Json, Router};
 use serde_json::json;
 use tokio::net::TcpListener;
 use tollgate_approval::Store;
+use tower_http::compression::CompressionLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 
 pub use approvals::CHANNEL;
@@ -108,7 +109,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs/{id}", get(runs::show))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
         .merge(web::routes(&state))
-        .layer(middleware::from_fn(timeout));
+        .layer(middleware::from_fn(timeout))
+        // Lists of requests and runs, and the page, shrink well; the event stream is never
+        // compressed (the default predicate skips `text/event-stream`), nor are small bodies.
+        .layer(CompressionLayer::new());
     Router::new()
         .route("/healthz", get(healthz))
         // A stream lasts as long as its run: outside the request timeout.
