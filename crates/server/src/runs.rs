@@ -36,7 +36,7 @@ use crate::body::JsonBody;
 use crate::error::ApiError;
 
 /// `POST /v1/runs`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewRun {
     /// An agent of the server's agents directory, by name (`ops` → `agents/ops.yaml`).
@@ -55,7 +55,7 @@ pub struct NewRun {
 }
 
 /// A run as `GET /v1/runs/{id}` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunView {
     /// The run id.
     pub run_id: String,
@@ -298,8 +298,10 @@ pub(crate) async fn create(
         entry: Arc::clone(&entry),
         approve_base: base,
     });
+    // The metrics first: what a stream shows is already counted.
+    let sinks: Vec<Arc<dyn TraceSink>> = vec![state.metrics.run_sink(), sink];
     tokio::spawn(async move {
-        let report = tollgate_runtime::run(request, &services, vec![sink], cancel).await;
+        let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
         services.background.idle().await;
         if let Ok(mut view) = entry.view.lock() {
             view.status = report.status.as_str().into();
