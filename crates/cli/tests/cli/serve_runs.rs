@@ -85,13 +85,11 @@ impl Served {
         let start = Instant::now();
         served.url = loop {
             let err = std::fs::read_to_string(served.path("serve.err")).unwrap_or_default();
-            if let Some(at) = err.find("listening on ") {
-                break err[at + "listening on ".len()..]
-                    .lines()
-                    .next()
-                    .unwrap()
-                    .trim()
-                    .to_owned();
+            // Only a whole line: stderr may be read between the writes of one line.
+            if let Some(at) = err.find("listening on ")
+                && let Some((address, _)) = err[at + "listening on ".len()..].split_once('\n')
+            {
+                break address.trim().to_owned();
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
