@@ -8,6 +8,7 @@ use serde_json::Value;
 /// Where a confirmation request stands. `pending` is the only state that changes; the four
 /// others are terminal and never change again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Waiting for a human.
@@ -104,6 +105,7 @@ impl NewRequest {
 
 /// One confirmation request as stored. Times are milliseconds since the Unix epoch (UTC).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Request {
     /// `cr_` and a ULID (sortable by creation time).
     pub id: String,
@@ -170,6 +172,7 @@ impl Request {
 
 /// One row of the append-only audit: a transition or a refused attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AuditEvent {
     /// Order of writing.
     pub id: i64,

@@ -282,6 +282,21 @@ impl Store {
         rows.iter().map(decode).collect()
     }
 
+    /// How many requests wait for a human now: pending and not overdue (an overdue one is
+    /// expired by the next sweep or decision, so it no longer waits). Writes nothing.
+    ///
+    /// # Errors
+    /// The database fails.
+    pub async fn count_pending(&self) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM confirmation_request WHERE status = 'pending' AND expires_at > $1",
+        )
+        .bind(self.now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
     /// The audit history of `id`, oldest first.
     ///
     /// # Errors

@@ -13,20 +13,31 @@ use crate::AppState;
 use crate::auth::Approver;
 use crate::body::JsonBody;
 use crate::error::ApiError;
-use crate::wire::{ApproveBody, Decided, RejectBody, RequestDetail, RequestList};
+use crate::openapi::Id;
+use crate::wire::{ApproveBody, Decided, ErrorBody, RejectBody, RequestDetail, RequestList};
 
 /// The channel API decisions are recorded under.
 pub const CHANNEL: &str = "api";
 
 /// `?status=` of `GET /v1/approvals`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct ListQuery {
+    /// `pending` (the default), `approved`, `rejected`, `expired`, `cancelled` or `all`.
     status: Option<String>,
 }
 
 /// `GET /v1/approvals?status=pending|approved|rejected|expired|cancelled|all` (default
 /// `pending`), newest first. Overdue pending requests are expired first.
+#[utoipa::path(get, path = "/v1/approvals", operation_id = "list_approvals", tag = "approvals", params(ListQuery),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The requests, newest first", body = RequestList),
+        (status = 400, description = "Another `status` or query parameter", body = ErrorBody),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "The token lacks the approver role", body = ErrorBody),
+    ))]
 pub(crate) async fn list(
     State(state): State<AppState>,
     _: Approver,
@@ -51,6 +62,14 @@ pub(crate) async fn list(
 }
 
 /// `GET /v1/approvals/{id}`: the request and its audit history; 404 for an unknown id.
+#[utoipa::path(get, path = "/v1/approvals/{id}", operation_id = "show_approval", tag = "approvals", params(Id),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The request and its history, oldest first", body = RequestDetail),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "The token lacks the approver role", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+    ))]
 pub(crate) async fn show(
     State(state): State<AppState>,
     _: Approver,
@@ -72,6 +91,19 @@ pub(crate) async fn show(
 }
 
 /// `POST /v1/approvals/{id}/approve` with `{note?, edit?}`.
+#[utoipa::path(post, path = "/v1/approvals/{id}/approve", tag = "approvals", params(Id),
+    security(("bearer" = [])),
+    request_body(content = Option<ApproveBody>, description = "An empty body approves without a note or an edit"),
+    responses(
+        (status = 200, description = "The request, approved", body = Decided),
+        (status = 400, description = "A malformed body, or an `edit` that is not an object", body = ErrorBody),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "The token lacks the role, or is not among the request's approvers", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+        (status = 409, description = "No longer pending: `status`, `by` and `at` say who decided and when", body = ErrorBody),
+        (status = 413, description = "A body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "A body not sent as `application/json`", body = ErrorBody),
+    ))]
 pub(crate) async fn approve(
     State(state): State<AppState>,
     Approver(token): Approver,
@@ -94,6 +126,19 @@ pub(crate) async fn approve(
 }
 
 /// `POST /v1/approvals/{id}/reject` with `{note?}`.
+#[utoipa::path(post, path = "/v1/approvals/{id}/reject", tag = "approvals", params(Id),
+    security(("bearer" = [])),
+    request_body(content = Option<RejectBody>, description = "The note reaches the model"),
+    responses(
+        (status = 200, description = "The request, rejected", body = Decided),
+        (status = 400, description = "A malformed body", body = ErrorBody),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "The token lacks the role, or is not among the request's approvers", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+        (status = 409, description = "No longer pending: `status`, `by` and `at` say who decided and when", body = ErrorBody),
+        (status = 413, description = "A body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "A body not sent as `application/json`", body = ErrorBody),
+    ))]
 pub(crate) async fn reject(
     State(state): State<AppState>,
     Approver(token): Approver,
@@ -116,6 +161,7 @@ async fn decide(
     decision: &Decision,
 ) -> Result<Json<Decided>, ApiError> {
     let request = state.store.decide(id, decision).await?;
+    state.metrics.decided(&request, CHANNEL);
     Ok(Json(Decided { request }))
 }
 

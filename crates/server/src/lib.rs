@@ -14,6 +14,8 @@
 //! GET  /v1/runs, /v1/runs/{id}         any token → the runs in the database
 //! POST /v1/runs/{id}/cancel            runner/admin
 //! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
+//! GET  /metrics                        any token → Prometheus text (the `metrics` module)
+//! GET  /v1/openapi.json                no token; the OpenAPI document of these routes
 //! GET  /approvals                      the web page for people (session cookie; see below)
 //! ```
 //!
@@ -34,6 +36,8 @@ mod auth;
 mod body;
 mod config;
 mod error;
+pub mod metrics;
+mod openapi;
 pub mod runs;
 mod web;
 pub mod wire;
@@ -48,7 +52,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::json;
 use tokio::net::TcpListener;
 use tollgate_approval::Store;
 use tower_http::compression::CompressionLayer;
@@ -59,6 +62,7 @@ pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
 pub use body::MAX_BODY_BYTES;
 pub use config::{DEFAULT_APPROVAL_TIMEOUT, DEFAULT_LISTEN, ServerConfig};
 pub use error::{ApiError, ConfigError, Result};
+pub use openapi::openapi;
 pub use web::{SESSION_TTL, Sessions, WEB_CHANNEL};
 
 /// Longest an API request may take, body included; then it is answered 503 `timeout`.
@@ -79,6 +83,8 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     /// Where runs' trace lines go (the database, then their watchers).
     journal: runs::Journal,
+    /// What `GET /metrics` shows; this server's own, not shared with others in the process.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -93,6 +99,7 @@ impl AppState {
             config: Arc::new(config),
             runs,
             sessions: Arc::new(Sessions::new(SESSION_TTL)),
+            metrics: Arc::default(),
         }
     }
 }
@@ -108,6 +115,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::show))
         .route("/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/metrics", get(metrics::scrape))
         .merge(web::routes(&state))
         .layer(middleware::from_fn(timeout))
         // Lists of requests and runs, and the page, shrink well; the event stream is never
@@ -115,6 +123,7 @@ pub fn router(state: AppState) -> Router {
         .layer(CompressionLayer::new());
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/v1/openapi.json", get(openapi::document))
         // A stream lasts as long as its run: outside the request timeout.
         .route("/v1/runs/{id}/events", get(runs::events))
         .merge(api)
@@ -155,10 +164,18 @@ pub async fn serve(
         .await
 }
 
-/// `GET /healthz`: whether the database answers.
+/// `GET /healthz`: whether the database answers (no token).
+#[utoipa::path(get, path = "/healthz", tag = "server",
+    responses(
+        (status = 200, description = "The approval database answers", body = wire::Health),
+        (status = 503, description = "It does not (`unavailable`)", body = wire::ErrorBody),
+    ))]
 async fn healthz(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
-        Ok(()) => Json(json!({"status": "ok"})).into_response(),
+        Ok(()) => Json(wire::Health {
+            status: "ok".into(),
+        })
+        .into_response(),
         Err(e) => {
             tracing::error!(error = %e, "health check: the approval database does not answer");
             ApiError::new(

@@ -22,7 +22,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 use tollgate_approval::RunRecord;
 use tollgate_runtime::CancellationToken;
@@ -39,9 +39,10 @@ use crate::AppState;
 use crate::auth::{Caller, Role};
 use crate::body::JsonBody;
 use crate::error::ApiError;
+use crate::wire::{Cancelled, RunCreated, RunList};
 
 /// `POST /v1/runs`.
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewRun {
     /// An agent of the server's agents directory, by name (`ops` → `agents/ops.yaml`).
@@ -60,7 +61,7 @@ pub struct NewRun {
 }
 
 /// A run as `GET /v1/runs/{id}` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RunView {
     /// The run id.
     pub run_id: String,
@@ -217,15 +218,18 @@ pub(crate) async fn create(
         .map_err(|e| ApiError::store(&e))?;
     let events_url = format!("{}/v1/runs/{run_id}/events", base_url(&state));
     start::spawn(&state, &run_id, run, None);
-    let body = Json(json!({"run_id": run_id, "events_url": events_url}));
+    let body = Json(RunCreated { run_id, events_url });
     Ok((StatusCode::CREATED, body).into_response())
 }
 
 /// `?status=&limit=` of `GET /v1/runs`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct ListQuery {
+    /// Only runs with this status (`running`, `waiting`, `completed`, …).
     status: Option<String>,
+    /// How many (default 100, at most 1,000).
     limit: Option<u32>,
 }
 
@@ -238,7 +242,7 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     Caller(_): Caller,
     query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RunList>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let limit = query.limit.unwrap_or(100).min(MAX_LIST);
     let records = state
@@ -251,7 +255,7 @@ pub(crate) async fn list(
         .into_iter()
         .map(|r| RunView::new(r, &base))
         .collect();
-    Ok(Json(json!({"runs": runs})))
+    Ok(Json(RunList { runs }))
 }
 
 fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
@@ -284,7 +288,7 @@ pub(crate) async fn cancel(
     State(state): State<AppState>,
     Caller(token): Caller,
     id: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Cancelled>, ApiError> {
     if !token.has(Role::Runner) {
         return Err(ApiError::forbidden(format!(
             "the token `{}` lacks the runner role",
@@ -296,7 +300,7 @@ pub(crate) async fn cancel(
     match state.runs.get(&id) {
         Some(live) => {
             live.cancel.cancel();
-            Ok(Json(json!({"cancelled": true})))
+            Ok(Json(Cancelled { cancelled: true }))
         }
         None => Err(ApiError::new(
             StatusCode::CONFLICT,

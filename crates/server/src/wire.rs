@@ -5,10 +5,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tollgate_approval::{AuditEvent, Request, Status};
+use utoipa::ToSchema;
+
+use crate::runs::RunView;
 
 /// `POST /v1/approvals/{id}/approve`: an optional note and optional edited arguments (a JSON
 /// object). An empty body is an approval without either.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApproveBody {
     /// For the record.
@@ -16,11 +19,12 @@ pub struct ApproveBody {
     pub note: Option<String>,
     /// Run the call with these arguments instead (must be an object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub edit: Option<Value>,
 }
 
 /// `POST /v1/approvals/{id}/reject`: an optional note (the model reads it).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RejectBody {
     /// Why.
@@ -29,14 +33,14 @@ pub struct RejectBody {
 }
 
 /// `GET /v1/approvals`: the requests, newest first.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RequestList {
     /// The requests.
     pub requests: Vec<Request>,
 }
 
 /// `GET /v1/approvals/{id}`: one request and its audit history, oldest first.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RequestDetail {
     /// The request.
     pub request: Request,
@@ -45,14 +49,14 @@ pub struct RequestDetail {
 }
 
 /// A decision's answer: the request in its new state.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct Decided {
     /// The request.
     pub request: Request,
 }
 
 /// Every error's body.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     /// What kind of error: `bad_request`, `unauthorized`, `forbidden`, `not_found`,
     /// `already_decided`, `payload_too_large`, `unsupported_media_type`,
@@ -69,4 +73,34 @@ pub struct ErrorBody {
     /// `already_decided`: when, RFC 3339 UTC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+}
+
+/// `GET /healthz` when the database answers.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
+}
+
+/// `POST /v1/runs`: the run started.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RunCreated {
+    /// `run_` and a ULID.
+    pub run_id: String,
+    /// Where its events stream (`GET /v1/runs/{id}/events`).
+    pub events_url: String,
+}
+
+/// `GET /v1/runs`: the runs the server's database holds, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunList {
+    /// The runs.
+    pub runs: Vec<RunView>,
+}
+
+/// `POST /v1/runs/{id}/cancel`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Cancelled {
+    /// Always `true`: the run was told to stop.
+    pub cancelled: bool,
 }

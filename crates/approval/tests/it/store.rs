@@ -500,3 +500,24 @@ async fn a_new_database_is_readable_by_its_owner_only() {
     let wal = dir.path().join("state/tollgate/approvals.db-wal");
     assert_eq!(mode(&wal), 0o600);
 }
+
+#[tokio::test]
+async fn count_pending_counts_what_waits_and_nothing_overdue_or_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, clock) = manual(&dir).await;
+    assert_eq!(store.count_pending().await.unwrap(), 0);
+    let short = store.file(&asking("call-1", 30)).await.unwrap().request.id;
+    store.file(&asking("call-2", 60)).await.unwrap();
+    let decided = store.file(&asking("call-3", 60)).await.unwrap().request.id;
+    assert_eq!(store.count_pending().await.unwrap(), 3);
+    store.decide(&decided, &approve("dba")).await.unwrap();
+    assert_eq!(store.count_pending().await.unwrap(), 2);
+    clock.advance(30_000);
+    assert_eq!(
+        store.count_pending().await.unwrap(),
+        1,
+        "overdue, not yet swept"
+    );
+    let row = store.get(&short).await.unwrap().unwrap();
+    assert_eq!(row.status, Status::Pending, "counting writes nothing");
+}

@@ -67,9 +67,11 @@ impl Server {
         let start = Instant::now();
         loop {
             let err = self.stderr();
-            if let Some(at) = err.find("listening on ") {
-                let rest = &err[at + "listening on ".len()..];
-                return rest.lines().next().unwrap().trim().to_owned();
+            // Only a whole line: stderr may be read between the writes of one line.
+            if let Some(at) = err.find("listening on ")
+                && let Some((address, _)) = err[at + "listening on ".len()..].split_once('\n')
+            {
+                return address.trim().to_owned();
             }
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("the server exited ({status}): {err}");

@@ -109,13 +109,11 @@ impl Served {
         let start = Instant::now();
         loop {
             let err = std::fs::read_to_string(self.path("serve.err")).unwrap_or_default();
-            if let Some(at) = err.find("listening on ") {
-                return err[at + "listening on ".len()..]
-                    .lines()
-                    .next()
-                    .unwrap()
-                    .trim()
-                    .to_owned();
+            // Only a whole line: stderr may be read between the writes of one line.
+            if let Some(at) = err.find("listening on ")
+                && let Some((address, _)) = err[at + "listening on ".len()..].split_once('\n')
+            {
+                return address.trim().to_owned();
             }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
@@ -458,4 +456,64 @@ async fn the_servers_approval_timeout_applies_to_its_runs() {
         .unwrap();
     assert_eq!(decided.2["status"], "expired", "{}", decided.2);
     assert!(!served.path("agents/ws/count.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_a_runs_sandboxed_hook_runs_and_its_end() {
+    let served = Served::start();
+    // An agent whose own hook file's hooks run in the OS sandbox (the binary is its launcher).
+    std::fs::write(
+        served.path("agents/linted.yaml"),
+        "name: linted\nmodel: scripted:linted.jsonl\ntools: [write_file]\nworkspace: ws2\n\
+         hooks: [linted-hooks.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        served.path("agents/linted-hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - name: lint\n      script: \"exit 0\"\n    \
+         - name: flaky-lint\n      failure_mode: fail_open\n      script: \"exit 1\"\n",
+    )
+    .unwrap();
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "w1", "type": "function",
+        "function": {"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}}]});
+    let answer = json!({"role": "assistant", "content": "done"});
+    std::fs::write(
+        served.path("agents/linted.jsonl"),
+        format!("{call}\n{answer}\n"),
+    )
+    .unwrap();
+    let metrics = |token: Option<&str>| {
+        let mut request = served.http.get(format!("{}/metrics", served.url));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    assert_eq!(metrics(None).await.0, 401);
+
+    let (status, created) = served
+        .post("/v1/runs", CI, json!({"agent": "linted", "prompt": "go"}))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let mut stream = served
+        .events(created["run_id"].as_str().unwrap(), None)
+        .await;
+    let (mut buffer, mut seen) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
+    assert_eq!(seen.last().unwrap().2["status"], "completed");
+
+    let (status, text) = metrics(Some(OPS)).await;
+    assert_eq!(status, 200, "{text}");
+    for line in [
+        "tollgate_hook_runs_total{kind=\"command\",status=\"completed\"} 1",
+        "tollgate_hook_runs_total{kind=\"command\",status=\"errored\"} 1",
+        "tollgate_runs_started_total 1",
+        "tollgate_runs_ended_total{status=\"completed\"} 1",
+        "tollgate_runs_in_progress{status=\"running\"} 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}:\n{text}");
+    }
 }

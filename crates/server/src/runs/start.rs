@@ -107,10 +107,12 @@ pub(super) fn spawn(
     request.run_id = Some(run_id.to_owned());
     state.runs.add(run_id, cancel.clone());
     let sink = state.journal.sink(run_id);
+    let metrics = state.metrics.run_sink();
     let runs = Arc::clone(&state.runs);
     let run_id = run_id.to_owned();
     tokio::spawn(async move {
-        let sinks: Vec<Arc<dyn TraceSink>> = vec![sink.clone()];
+        // The metrics first: what a stream shows is already counted.
+        let sinks: Vec<Arc<dyn TraceSink>> = vec![metrics, sink.clone()];
         match journal {
             Some(journal) => {
                 tollgate_runtime::resume(request, &journal, &services, sinks, cancel).await

@@ -197,7 +197,10 @@ async fn decide(
             .map(str::to_owned),
     };
     let flash = match state.store.decide(id, &decision).await {
-        Ok(request) => Flash::Done(format!("{id} {}.", request.status.as_str())),
+        Ok(request) => {
+            state.metrics.decided(&request, WEB_CHANNEL);
+            Flash::Done(format!("{id} {}.", request.status.as_str()))
+        }
         Err(Refused::Store(e)) => {
             tracing::error!(error = %e, "the approval database failed");
             Flash::Refused("The approval database failed; the server's log says why.".into())

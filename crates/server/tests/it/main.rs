@@ -1,10 +1,13 @@
 //! tollgate-server driven over real HTTP on 127.0.0.1: the approvals page through plain
-//! requests (`web`) and through a headless Chromium (`browser`).
+//! requests (`web`) and through a headless Chromium (`browser`), `/metrics` (`metrics`) and
+//! the OpenAPI document (`openapi`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod browser;
 mod compression;
+mod metrics;
+mod openapi;
 mod web;
 
 use serde_json::Value;
@@ -32,12 +35,19 @@ pub struct Server {
 impl Server {
     /// A server whose `public_url` is `public_url`, when given.
     pub async fn start(public_url: Option<&str>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
         let public = public_url.map_or_else(String::new, |u| format!("public_url: {u}\n"));
+        Self::start_with(|_| public).await
+    }
+
+    /// A server whose folder `setup` fills; `setup` returns more top-level keys of its
+    /// configuration (`agents_dir: agents`, say).
+    pub async fn start_with(setup: impl FnOnce(&std::path::Path) -> String) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let extra = setup(dir.path());
         let yaml = format!(
             "listen: 127.0.0.1:0\n\
              database: sqlite://approvals.db\n\
-             {public}\
+             {extra}\
              tokens:\n\
              \x20 - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n\
              \x20 - {{name: dba, token: {DBA}, roles: [admin]}}\n\

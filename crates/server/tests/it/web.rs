@@ -358,3 +358,22 @@ async fn signing_out_ends_the_session() {
     let page = get_page(&server, Some(&session)).await;
     assert_eq!(page.header(LOCATION), "/approvals/login");
 }
+
+#[tokio::test]
+async fn a_decision_through_the_page_adds_its_wait_to_the_latency_histogram() {
+    let server = Server::start(None).await;
+    let id = server.file(json!({"sql": "DELETE"}), &["ops-lead"]).await;
+    let (session, csrf) = signed_in(&server, OPS).await;
+    let path = format!("/approvals/{id}/reject");
+    let fields = [("csrf", csrf.as_str())];
+    let answer = post(&server, &path, Some(&session), &fields, Some(&server.url)).await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let request = server.store.get(&id).await.unwrap().unwrap();
+    let waited = (request.responded_at.unwrap() - request.created_at) as f64 / 1000.0;
+    let text = crate::metrics::scrape(&server).await;
+    let name = "tollgate_approval_decision_latency_seconds";
+    let labels = [("decision", "rejected"), ("channel", "web")];
+    let sample = |suffix| crate::metrics::sample(&text, &format!("{name}_{suffix}"), &labels);
+    assert_eq!(sample("count"), Some(1.0), "{text}");
+    assert_eq!(sample("sum"), Some(waited), "{text}");
+}
