@@ -134,6 +134,31 @@ async fn messages_answer_json_when_not_streaming_and_errors_in_the_api_shape() {
 }
 
 #[tokio::test]
+async fn the_messages_stand_in_answers_claude_codes_startup_calls() {
+    let api = anthropic::start(Script::new()).unwrap();
+    let client = reqwest::Client::new();
+    let hello = client
+        .head(format!("{}/api/hello", api.base_url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hello.status().as_u16(), 200);
+    let count = json!({"model": "m", "messages": [{"role": "user", "content": "12345678"}]});
+    let url = format!("{}/v1/messages/count_tokens", api.base_url());
+    let (status, _, body) = post(&url, &count).await;
+    assert_eq!(status, 200);
+    let tokens: Value = serde_json::from_str(&body).unwrap();
+    assert!(tokens["input_tokens"].as_u64().unwrap() > 0, "{body}");
+    let models = client
+        .get(format!("{}/v1/models", api.base_url()))
+        .send()
+        .await
+        .unwrap();
+    let models: Value = serde_json::from_str(&models.text().await.unwrap()).unwrap();
+    assert_eq!(models["data"][0]["type"], "model");
+}
+
+#[tokio::test]
 async fn messages_refuse_a_shell_turn_when_bash_is_not_offered() {
     let api = anthropic::start(Script::new().shell("ls")).unwrap();
     let request = json!({"model": "m", "stream": true, "messages": [], "tools": []});
