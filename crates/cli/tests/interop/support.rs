@@ -71,9 +71,11 @@ impl Cli {
             "install the pinned CLIs with `export {BIN_VAR}=\"$(tests/interop/install.sh)\"` \
              from the repository root (needs npm; docs/interop-tests.md)"
         );
-        let dir =
-            std::env::var_os(BIN_VAR).ok_or_else(|| format!("{BIN_VAR} is not set: {install}"))?;
-        let path = Path::new(&dir).join(self.executable_name());
+        let dir = match std::env::var_os(BIN_VAR) {
+            Some(dir) => PathBuf::from(dir),
+            None => installed().clone().map_err(|e| format!("{e}; {install}"))?,
+        };
+        let path = dir.join(self.executable_name());
         let pinned = pinned_version(self.pin_key());
         let version = Command::new(&path)
             .arg("--version")
@@ -90,6 +92,30 @@ impl Cli {
         }
         Ok(path)
     }
+}
+
+/// Without `TOLLGATE_INTEROP_BIN`, the pinned CLIs are installed (once per test process, into
+/// `tests/interop/install.sh`'s cache) so that `cargo test` works on a fresh machine with npm.
+fn installed() -> &'static Result<PathBuf, String> {
+    static INSTALLED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/install.sh");
+        let output = Command::new("bash")
+            .arg(&script)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !output.status.success() {
+            return Err(format!(
+                "{} failed: {}",
+                script.display(),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        let bin = String::from_utf8_lossy(&output.stdout);
+        let bin = bin.lines().last().unwrap_or_default().trim();
+        Ok(PathBuf::from(bin))
+    })
 }
 
 fn pinned_version(key: &str) -> String {
