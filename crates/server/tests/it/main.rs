@@ -1,9 +1,11 @@
 //! tollgate-server driven over real HTTP on 127.0.0.1: the approvals page through plain
-//! requests (`web`) and through a headless Chromium (`browser`).
+//! requests (`web`) and through a headless Chromium (`browser`); one run's event stream read
+//! by many clients at once (`fanout`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod browser;
+mod fanout;
 mod web;
 
 use serde_json::Value;
@@ -31,12 +33,23 @@ pub struct Server {
 impl Server {
     /// A server whose `public_url` is `public_url`, when given.
     pub async fn start(public_url: Option<&str>) -> Self {
-        let dir = tempfile::tempdir().unwrap();
         let public = public_url.map_or_else(String::new, |u| format!("public_url: {u}\n"));
+        Self::start_with(&public, &[]).await
+    }
+
+    /// A server with `extra` top-level keys in its configuration, and `agents` (file name,
+    /// contents) in its agents directory, `agents/`.
+    pub async fn start_with(extra: &str, agents: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("agents")).unwrap();
+        for (name, contents) in agents {
+            std::fs::write(dir.path().join("agents").join(name), contents).unwrap();
+        }
         let yaml = format!(
             "listen: 127.0.0.1:0\n\
              database: sqlite://approvals.db\n\
-             {public}\
+             agents_dir: agents\n\
+             {extra}\
              tokens:\n\
              \x20 - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n\
              \x20 - {{name: dba, token: {DBA}, roles: [admin]}}\n\
