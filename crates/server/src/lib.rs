@@ -83,6 +83,8 @@ pub struct AppState {
     pub sessions: Arc<Sessions>,
     /// Where runs' trace lines go (the database, then their watchers).
     journal: runs::Journal,
+    /// The address [`serve`] listens on (with `listen: …:0`, the port the system chose).
+    bound: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
     /// What `GET /metrics` shows; this server's own, not shared with others in the process.
     pub metrics: Arc<crate::metrics::Metrics>,
 }
@@ -100,6 +102,7 @@ impl AppState {
             runs,
             sessions: Arc::new(Sessions::new(SESSION_TTL)),
             metrics: Arc::default(),
+            bound: Arc::default(),
         }
     }
 }
@@ -154,6 +157,9 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    if let Ok(address) = listener.local_addr() {
+        let _ = state.bound.set(address);
+    }
     let runs = Arc::clone(&state.runs);
     let shutdown = async move {
         shutdown.await;

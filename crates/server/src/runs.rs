@@ -161,10 +161,15 @@ impl Runs {
     }
 }
 
-/// The base of links (`public_url`, else the listen address).
+/// The base of links (`public_url`, else the address the server listens on).
 fn base_url(state: &AppState) -> String {
     state.config.public_url.as_ref().map_or_else(
-        || format!("http://{}", state.config.listen),
+        || {
+            format!(
+                "http://{}",
+                state.bound.get().unwrap_or(&state.config.listen)
+            )
+        },
         |u| u.as_str().trim_end_matches('/').to_owned(),
     )
 }

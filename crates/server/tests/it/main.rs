@@ -1,11 +1,13 @@
 //! tollgate-server driven over real HTTP on 127.0.0.1: the approvals page through plain
-//! requests (`web`) and through a headless Chromium (`browser`), `/metrics` (`metrics`) and
-//! the OpenAPI document (`openapi`).
+//! requests (`web`) and through a headless Chromium (`browser`), `/metrics` (`metrics`),
+//! the OpenAPI document (`openapi`), and one run's event stream read by many clients at once
+//! (`fanout`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod browser;
 mod compression;
+mod fanout;
 mod metrics;
 mod openapi;
 mod web;
