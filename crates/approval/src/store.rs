@@ -58,6 +58,8 @@ pub struct Store {
     path: PathBuf,
     clock: Arc<dyn Clock>,
     changed: Arc<watch::Sender<u64>>,
+    /// One channel per request someone waits on: a change wakes only that request's waiters.
+    watched: Arc<std::sync::Mutex<std::collections::HashMap<String, watch::Sender<u64>>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -142,6 +144,7 @@ impl Store {
             path: path.to_path_buf(),
             clock,
             changed: Arc::new(watch::channel(0).0),
+            watched: Arc::default(),
         })
     }
 
@@ -164,7 +167,13 @@ impl Store {
         Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
-    fn notify(&self) {
+    /// Announces a change of request `id`: to its waiters and to [`Store::changes`].
+    fn notify(&self, id: &str) {
+        if let Ok(watched) = self.watched.lock()
+            && let Some(sender) = watched.get(id)
+        {
+            sender.send_modify(|n| *n = n.wrapping_add(1));
+        }
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
@@ -239,7 +248,7 @@ impl Store {
         .await?;
         tx.commit().await?;
         if inserted {
-            self.notify();
+            self.notify(&request.id);
         }
         Ok(Filed {
             request,
@@ -570,7 +579,7 @@ impl Store {
         };
         tx.commit().await.map_err(StoreError::from)?;
         if changed || result.is_ok() {
-            self.notify();
+            self.notify(attempt.id);
         }
         result
     }
@@ -586,7 +595,8 @@ impl Store {
     /// # Errors
     /// [`Refused::NotFound`] or the database fails.
     pub async fn wait(&self, id: &str, poll: Duration) -> Result<Request, Refused> {
-        let mut changes = self.changes();
+        let mut changes = self.watch(id);
+        let _unwatch = Unwatch { store: self, id };
         loop {
             changes.borrow_and_update();
             let Some(row) = self.get(id).await? else {
@@ -609,6 +619,38 @@ impl Store {
                 _ = changes.changed() => {}
                 () = tokio::time::sleep(poll.min(until_expiry)) => {}
             }
+        }
+    }
+}
+
+impl Store {
+    /// A receiver woken by every change of request `id` this process commits.
+    fn watch(&self, id: &str) -> watch::Receiver<u64> {
+        match self.watched.lock() {
+            Ok(mut watched) => watched
+                .entry(id.to_owned())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe(),
+            // A poisoned map: every change wakes this waiter instead.
+            Err(_) => self.changes(),
+        }
+    }
+}
+
+/// Forgets request `id`'s channel once its last waiter is gone.
+struct Unwatch<'a> {
+    store: &'a Store,
+    id: &'a str,
+}
+
+impl Drop for Unwatch<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut watched) = self.store.watched.lock()
+            && watched
+                .get(self.id)
+                .is_some_and(|sender| sender.receiver_count() <= 1)
+        {
+            watched.remove(self.id);
         }
     }
 }

@@ -14,7 +14,7 @@
 //! (`ReadOnlyGuard` on that tool) runs on the call, then the call waits for an approver, who
 //! never comes. After one warm-up run (approved, ended), the server's `VmRSS` is the idle
 //! baseline. Then N runs are started through `POST /v1/runs`, [`CLIENTS`] requests at a
-//! time, and `GET /v1/runs` is read until none is `running`, or [`DEADLINE`] after the
+//! time, and the run counts of `GET /metrics` are read until none is `running`, or [`DEADLINE`] after the
 //! first request (`all_waiting` says which). `runs_per_s` is the runs that wait by then over
 //! that time. After [`SETTLE`], the server's `VmRSS` (`/proc/PID/status`, the server alone)
 //! less the baseline, over the runs alive (waiting, or still starting when the deadline
@@ -204,26 +204,39 @@ struct Progress {
     ended: usize,
 }
 
-/// Reads `GET /v1/runs` until none of the `runs` new ones is `running`, or until
-/// [`DEADLINE`] after `start`; how they stand then (the warm-up run aside).
+/// Reads the server's run counts by status (`tollgate_runs` of `GET /metrics`, counted in its
+/// database) until none of the `runs` new ones is `running`, or until [`DEADLINE`] after
+/// `start`; how they stand then (the warm-up run aside).
 async fn paused(served: &Served, runs: usize, start: Instant) -> Progress {
     let mut last = Progress::default();
     loop {
         // A server out of descriptors may fail a read: the last good one stands, and the
         // deadline ends the retries.
-        if let Ok(list) = served.get("/v1/runs", CI).await {
-            let statuses: Vec<&str> = list["runs"]
-                .as_array()
-                .map(|runs| runs.iter().filter_map(|r| r["status"].as_str()).collect())
-                .unwrap_or_default();
-            let count = |status: &str| statuses.iter().filter(|s| **s == status).count();
+        if let Ok(text) = served.get_text("/metrics", CI).await {
+            let count = |status: &str| {
+                let series = format!("tollgate_runs{{status=\"{status}\"}} ");
+                text.lines()
+                    .find_map(|l| l.strip_prefix(series.as_str()))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .map_or(0, |v| v as usize)
+            };
             let (waiting, running) = (count("waiting"), count("running"));
+            let ended = [
+                "completed",
+                "failed",
+                "cancelled",
+                "turn_limit",
+                "timed_out",
+            ]
+            .into_iter()
+            .map(count)
+            .sum::<usize>();
             last = Progress {
                 waiting,
                 running,
-                ended: statuses.len().saturating_sub(waiting + running + 1),
+                ended: ended.saturating_sub(1),
             };
-            if statuses.len() == runs + 1 && running == 0 {
+            if waiting + running + ended == runs + 1 && running == 0 {
                 return last;
             }
         }

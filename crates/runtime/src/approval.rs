@@ -105,7 +105,14 @@ pub struct DurableApprover {
     me: String,
     cancel: CancellationToken,
     inline: Option<Arc<dyn InlineChannel>>,
+    /// How often a waiting call reads its row (a decision by another process).
+    poll: Duration,
 }
+
+/// How often a call waiting on a shared store ([`DurableApprover::with_store`]) reads its row:
+/// the store's own decisions wake it at once, so only decisions written by another process
+/// (`tollgate approvals --db` on the same file) wait for this.
+pub const SHARED_POLL: Duration = Duration::from_secs(30);
 
 impl DurableApprover {
     /// An approver filing into the approval database at `db` (created at the first ask). `me`
@@ -118,12 +125,14 @@ impl DurableApprover {
             me: me.into(),
             cancel,
             inline: None,
+            poll: POLL,
         }
     }
 
     /// An approver filing into `store`, already open. A server passes its own store: its runs
     /// share one connection pool, and a decision the server records wakes the waiting call at
-    /// once instead of at its next poll.
+    /// once; a decision another process writes to the file is read within [`SHARED_POLL`]
+    /// (so thousands of waiting calls cost no steady reads).
     pub fn with_store(store: Store, me: impl Into<String>, cancel: CancellationToken) -> Self {
         Self {
             db: store.path().to_path_buf(),
@@ -131,6 +140,7 @@ impl DurableApprover {
             me: me.into(),
             cancel,
             inline: None,
+            poll: SHARED_POLL,
         }
     }
 
@@ -169,7 +179,7 @@ impl DurableApprover {
                         row.ok_or(Refused::NotFound { id: id.clone() })
                     });
                 }
-                decided = store.wait(&id, POLL) => break decided,
+                decided = store.wait(&id, self.poll) => break decided,
                 Some(answer) = inline(self.inline.as_deref(), &filed) => {
                     let decision = Decision {
                         verdict: answer.verdict,
@@ -185,7 +195,7 @@ impl DurableApprover {
                             }
                         }
                         // Decided here or elsewhere first: the store's row is the answer.
-                        _ => break store.wait(&id, POLL).await,
+                        _ => break store.wait(&id, self.poll).await,
                     }
                 }
             }

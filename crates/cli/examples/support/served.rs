@@ -100,6 +100,20 @@ impl Served {
         Ok(serde_json::from_str(&response.text().await?)?)
     }
 
+    /// `GET path` with `token`; the text answer (an error unless 200).
+    pub async fn get_text(&self, path: &str, token: &str) -> Result<String> {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(token)
+            .send()
+            .await?;
+        if !response.status().is_success() {
+            bail!("GET {path}: {}", response.status());
+        }
+        Ok(response.text().await?)
+    }
+
     /// Starts a run of `agent`; its id.
     pub async fn start_run(&self, agent: &str) -> Result<String> {
         let body = serde_json::json!({"agent": agent, "prompt": "go"});
