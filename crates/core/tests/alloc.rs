@@ -130,6 +130,8 @@ fn hooks_whose_matcher_declines_allocate_nothing() {
         tollgate_protocol::SessionEnd {
             status: tollgate_protocol::SessionEndStatus::Completed,
             error: None,
+            answer: None,
+            continued: 0,
         },
     ));
     poll_to_completion(dispatcher.dispatch(call.clone()));

@@ -92,6 +92,8 @@ async fn demo() {
         SessionEnd {
             status: SessionEndStatus::Completed,
             error: None,
+            answer: None,
+            continued: 0,
         },
     );
     let outcome = dispatcher.dispatch(Arc::new(payload)).await;

@@ -24,6 +24,7 @@
 //! # Ok::<(), tollgate_protocol::ProtocolError>(())
 //! ```
 
+pub mod claude_code;
 pub mod error;
 pub mod event;
 pub mod outcome;

@@ -143,6 +143,11 @@ pub struct SessionEnd {
     pub status: SessionEndStatus,
     /// The error, when `status` is `Failed`.
     pub error: Option<String>,
+    /// The model's final answer, when the session completed with one.
+    pub answer: Option<String>,
+    /// How many times a hook kept this session going when it had completed (Claude Code's
+    /// Stop `decision: block`); 0 the first time it ends.
+    pub continued: u32,
 }
 
 /// Fields of `user_turn`.

@@ -1,5 +1,5 @@
 //! Tool names: those of tollgate's reference runtime (`tollgate run`), and the Claude Code
-//! tools that do the same jobs. Here, in the vocabulary, so that configuration checks can tell
+//! tools that do the same jobs ([`crate::claude_code`] maps calls between them). Here, in the vocabulary, so that configuration checks can tell
 //! a `tools` pattern that matches no tool without depending on the runtime (whose tests keep
 //! it equal to [`RUNTIME_TOOLS`]).
 
@@ -13,31 +13,9 @@ pub const RUNTIME_TOOLS: [&str; 6] = [
     "call_agent",
 ];
 
-/// Claude Code's built-in tools, each with the runtime tool that does the same job, if any
-/// (`tollgate replay` maps recorded calls the same way).
-pub const CLAUDE_CODE_TOOLS: [(&str, Option<&str>); 14] = [
-    ("Bash", Some("bash_code_execute_tool")),
-    ("Read", Some("read_file")),
-    ("Write", Some("write_file")),
-    ("Edit", Some("write_file")),
-    ("MultiEdit", Some("write_file")),
-    ("Task", Some("call_agent")),
-    ("Agent", Some("call_agent")),
-    ("Glob", None),
-    ("Grep", None),
-    ("LS", None),
-    ("NotebookEdit", None),
-    ("WebFetch", None),
-    ("WebSearch", None),
-    ("TodoWrite", None),
-];
-
-/// The Claude Code tool `name`, with its runtime counterpart if it has one.
-pub fn claude_code_tool(name: &str) -> Option<(&'static str, Option<&'static str>)> {
-    CLAUDE_CODE_TOOLS
-        .into_iter()
-        .find(|(claude, _)| *claude == name)
-}
+/// Claude Code's built-in tools and their runtime counterparts: the table lives with the rest
+/// of the mapping in [`crate::claude_code`].
+pub use crate::claude_code::{CLAUDE_CODE_TOOLS, claude_code_tool};
 
 #[cfg(test)]
 mod tests {

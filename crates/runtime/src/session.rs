@@ -1108,6 +1108,8 @@ impl<'s> Session<'s> {
             SessionEnd {
                 status,
                 error: error.clone(),
+                answer: ending.answer.clone(),
+                continued: 0,
             },
             About::Session,
         )

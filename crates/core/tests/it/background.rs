@@ -48,6 +48,8 @@ async fn idle_is_woken_by_the_last_detached_hook_ending_not_by_a_timer() {
     let end = tollgate_protocol::SessionEnd {
         status: tollgate_protocol::SessionEndStatus::Completed,
         error: None,
+        answer: None,
+        continued: 0,
     };
     let outcome = dispatcher
         .dispatch(Arc::new(Payload::new(

@@ -398,6 +398,8 @@ async fn notification_hooks_run_concurrently() {
     let end = tollgate_protocol::SessionEnd {
         status: tollgate_protocol::SessionEndStatus::Completed,
         error: None,
+        answer: None,
+        continued: 0,
     };
     let outcome = dispatcher
         .dispatch(Arc::new(Payload::new(common("r"), end)))
@@ -623,6 +625,8 @@ async fn fire_and_forget_hooks_never_delay_the_dispatch_and_still_run() {
     let end = tollgate_protocol::SessionEnd {
         status: tollgate_protocol::SessionEndStatus::Completed,
         error: None,
+        answer: None,
+        continued: 0,
     };
     let outcome = dispatcher
         .dispatch(Arc::new(Payload::new(common("run-9"), end)))
@@ -680,6 +684,8 @@ async fn a_detached_hooks_end_reaches_the_detached_observer() {
     let end = tollgate_protocol::SessionEnd {
         status: tollgate_protocol::SessionEndStatus::Completed,
         error: None,
+        answer: None,
+        continued: 0,
     };
     let outcome = dispatcher
         .dispatch(Arc::new(Payload::new(common("run-d"), end)))

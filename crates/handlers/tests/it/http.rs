@@ -123,6 +123,8 @@ fn session_end() -> Arc<Payload> {
         SessionEnd {
             status: SessionEndStatus::Completed,
             error: None,
+            answer: None,
+            continued: 0,
         },
     ))
 }

@@ -92,6 +92,16 @@ pub struct SessionEndWire {
     /// The error, when the session failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The model's final answer, when the session completed with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// How many times a hook kept this session going when it had completed; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub continued: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Fields of `user_turn`.
@@ -409,6 +419,8 @@ impl From<&EventData> for FieldsWire {
             EventData::SessionEnd(end) => Self::SessionEnd(SessionEndWire {
                 status: end.status.into(),
                 error: end.error.clone(),
+                answer: end.answer.clone(),
+                continued: end.continued,
             }),
             EventData::UserTurn(turn) => Self::UserTurn(UserTurnWire {
                 prompt: turn.prompt.clone(),
@@ -524,6 +536,8 @@ fn event_data(event: Event, fields: FieldsWire) -> Result<EventData> {
         (Event::SessionEnd, FieldsWire::SessionEnd(f)) => EventData::SessionEnd(SessionEnd {
             status: f.status.into(),
             error: f.error,
+            answer: f.answer,
+            continued: f.continued,
         }),
         (Event::UserTurn, FieldsWire::UserTurn(f)) => {
             EventData::UserTurn(UserTurn { prompt: f.prompt })

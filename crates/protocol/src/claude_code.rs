@@ -1,0 +1,51 @@
+//! Claude Code's view of tollgate's vocabulary: one table that translates tool calls both ways,
+//! and the payload a hook written for Claude Code receives.
+//!
+//! [Claude Code's hooks](https://code.claude.com/docs/en/hooks) see Claude Code's tools (`Bash`,
+//! `Read`, `Write`, `Edit`, …) with its field names (`command`, `file_path`, `content`, …). A
+//! tollgate run calls `bash_code_execute_tool` with `{command}` and `write_file` with `{path,
+//! content}`. [`to_claude`] and [`to_tollgate`] are the two directions of one mapping, used by
+//! hooks declared in Claude Code's shape (they see Claude Code's names, and their
+//! `updatedInput` comes back through [`to_tollgate`]), by `tollgate replay` (recorded Claude
+//! Code calls judged by tollgate hooks) and by `tollgate dispatch --protocol claude-code`.
+//!
+//! | tollgate | Claude Code |
+//! |---|---|
+//! | `bash_code_execute_tool {command, timeout_seconds?}` | `Bash {command, timeout?}` (milliseconds) |
+//! | `read_file {path}` | `Read {file_path}` |
+//! | `write_file {path, content}` | `Write {file_path, content}` |
+//! | `write_file {path, content, old_string, replace_all?}` | `Edit {file_path, old_string, new_string: content, replace_all?}` |
+//! | `write_file {path, content, edits}` | `MultiEdit {file_path, edits}` |
+//! | `call_agent {agent, task}` | `Agent {subagent_type, prompt, description}` (`Task` too) |
+//! | any other tool | unchanged |
+//!
+//! Paths: tollgate's file tools take paths relative to the workspace, Claude Code's absolute
+//! ones. With a root (the workspace, the payload's `cwd`), a relative `path` becomes
+//! `<root>/<path>` and an absolute `file_path` under the root becomes relative again; without
+//! one paths are copied as they are.
+//!
+//! ```
+//! use serde_json::json;
+//! use std::path::Path;
+//! use tollgate_protocol::claude_code::{to_claude, to_tollgate};
+//!
+//! let root = Some(Path::new("/work/ws"));
+//! let (name, input) = to_claude("write_file", &json!({"path": "a.txt", "content": "hi"}), root);
+//! assert_eq!(name, "Write");
+//! assert_eq!(input, json!({"file_path": "/work/ws/a.txt", "content": "hi"}));
+//! let back = to_tollgate(&name, &input, root).unwrap();
+//! assert_eq!(back, Some(("write_file", json!({"path": "a.txt", "content": "hi"}))));
+//! ```
+
+mod payload;
+mod tools;
+
+pub use payload::{
+    ClaudeContext, SubAgent, from_claude_payload, hook_event_name, to_claude_payload,
+};
+pub use tools::{
+    CLAUDE_CODE_TOOLS, aliases, claude_code_tool, response_to_claude, to_claude, to_tollgate,
+};
+
+#[cfg(test)]
+mod tests;
