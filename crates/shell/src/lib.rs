@@ -140,6 +140,7 @@ mod paths;
 mod programs;
 mod rules;
 mod source;
+mod substitute;
 mod syntax;
 mod tracked;
 mod walk;
@@ -152,6 +153,7 @@ pub use error::{Result, ShellError};
 pub use limits::{MAX_COMMAND_BYTES, MAX_PROGRAMS, MAX_WRITES};
 pub use model::{Analysis, Finding, Profile, Program, ProgramKind, Severity, Verdict};
 pub use rules::{Rule, rules};
+pub use substitute::substitute_variables;
 
 use rules::RuleId;
 use source::Source;
