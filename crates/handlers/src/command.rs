@@ -85,11 +85,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tollgate_core::{BoxFuture, FailureKind, Hook, HookContext, HookError};
 use tollgate_protocol::wire::PayloadWire;
-use tollgate_protocol::{HookKind, HookSource, Outcome};
+use tollgate_protocol::{HookKind, HookSource, Outcome, SideEffect};
 use tollgate_sandbox::{Launcher, SandboxError};
 use tollgate_shell::{Analysis, Profile, Program};
 
 pub use confine::{CONFIG_DIR_ENV, Containment, MINIMAL_ENV, SCRATCH_ENV};
+
+use crate::claude::{self, CLAUDE_ENV, ClaudeCode};
 pub use output::parse_output;
 pub use tollgate_sandbox::{Network, Policy};
 
@@ -113,6 +115,11 @@ pub struct CommandHook {
     /// The programs of the line as bash will look them up (see [`CommandHook::missing_programs`]).
     programs: Vec<Program>,
     programs_found: AtomicBool,
+    /// Declared in Claude Code's shape: its matching, payload, environment and answers.
+    claude: Option<ClaudeCode>,
+    /// The folder of a Claude Code `SessionStart` hook's `CLAUDE_ENV_FILE`, made when the
+    /// hook is built so that the line names the file literally.
+    env_dir: Option<tempfile::TempDir>,
 }
 
 /// The analyzer profile for hooks from `source`: `trusted` for built-in, agent-config and
@@ -151,12 +158,69 @@ impl CommandHook {
         Self::build(name.into(), command.into(), source, Some(dir))
     }
 
+    /// Builds a hook declared in Claude Code's shape in the folder `dir` (see
+    /// [`crate::claude`]): the known values of its `CLAUDE_*` variables are substituted in the
+    /// line ([`tollgate_shell::substitute_variables`]) before its relative paths are resolved
+    /// and the analyzer vets it, so `"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh"` is vetted, shown and
+    /// run as the literal path.
+    pub fn claude_code(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        source: HookSource,
+        dir: impl Into<PathBuf>,
+        claude: ClaudeCode,
+    ) -> Self {
+        let dir = dir.into();
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        // Without the folder the hook runs without CLAUDE_ENV_FILE; a write to it then fails
+        // loudly (an empty name).
+        let env_dir = claude
+            .takes_env_file()
+            .then(|| {
+                tempfile::Builder::new()
+                    .prefix("tollgate-claude-env-")
+                    .tempdir()
+                    .ok()
+            })
+            .flatten();
+        let mut vars = claude.variables();
+        if let Some(env) = &env_dir {
+            vars.push((
+                ENV_FILE_VAR,
+                env.path().join(ENV_FILE).display().to_string(),
+            ));
+        }
+        let mut hook =
+            Self::build_with(name.into(), command.into(), source, Some(dir), Some(&vars));
+        hook.claude = Some(claude);
+        hook.env_dir = env_dir;
+        hook
+    }
+
     fn build(name: String, command: String, source: HookSource, dir: Option<PathBuf>) -> Self {
+        Self::build_with(name, command, source, dir, None)
+    }
+
+    fn build_with(
+        name: String,
+        command: String,
+        source: HookSource,
+        dir: Option<PathBuf>,
+        vars: Option<&[(&'static str, String)]>,
+    ) -> Self {
         let profile = profile_for(source);
-        let written = tollgate_shell::analyze(&command, profile);
-        let line = match &dir {
-            Some(dir) => resolve::resolve(&command, &written.programs, dir),
+        let substituted = match vars {
+            Some(vars) => {
+                let values: Vec<(&str, &str)> =
+                    vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                tollgate_shell::substitute_variables(&command, &values)
+            }
             None => command.clone(),
+        };
+        let written = tollgate_shell::analyze(&substituted, profile);
+        let line = match &dir {
+            Some(dir) => resolve::resolve(&substituted, &written.programs, dir),
+            None => substituted.clone(),
         };
         // What bash will look up: the written programs with the rewritten names absolute (a
         // word written as `"$HOOK_CONFIG_DIR"/…` is no static name the analyzer could list).
@@ -168,7 +232,7 @@ impl CommandHook {
                 .collect(),
             None => written.programs.clone(),
         };
-        let analysis = if line == command {
+        let analysis = if line == substituted {
             written
         } else {
             tollgate_shell::analyze(&line, profile)
@@ -196,6 +260,8 @@ impl CommandHook {
             config_dir: dir,
             programs,
             programs_found: AtomicBool::new(false),
+            claude: None,
+            env_dir: None,
         }
     }
 
@@ -324,9 +390,29 @@ impl CommandHook {
         }
         self.check_programs()?;
         let event = ctx.event();
-        let payload = PayloadWire::from(ctx.payload()).to_json();
+        let payload = match &self.claude {
+            Some(claude) => claude.payload(ctx.payload()),
+            None => PayloadWire::from(ctx.payload()).to_json(),
+        };
         let cwd = confine::working_dir(self.cwd.as_deref());
-        let mut invocation = process::Invocation {
+        let config_dir = self.config_dir.as_deref();
+        let env_dir = self.env_dir.as_ref().map(tempfile::TempDir::path);
+        let prepared = match self.confinement.sandbox(&cwd, config_dir, env_dir) {
+            None => None,
+            Some(Err(e)) => return Err(HookError::msg(e)),
+            Some(Ok(prepared)) => Some(prepared),
+        };
+        let env_file = self.env_file()?;
+        let mut extra_env: Vec<(String, String)> = self
+            .claude
+            .iter()
+            .flat_map(ClaudeCode::variables)
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        if let Some(file) = &env_file {
+            extra_env.push((ENV_FILE_VAR.into(), file.display().to_string()));
+        }
+        let invocation = process::Invocation {
             shell: &self.shell,
             line: &self.to_run,
             payload: &payload,
@@ -334,25 +420,42 @@ impl CommandHook {
             output_cap: self.output_cap,
             cwd: &cwd,
             passthrough: &self.env_passthrough,
-            scratch: None,
-            config_dir: self.config_dir.as_deref(),
+            scratch: prepared.as_ref().map(|p| p.scratch.path()),
+            config_dir,
+            extra_env: &extra_env,
         };
-        let config_dir = self.config_dir.as_deref();
-        let finished = match self.confinement.sandbox(&cwd, config_dir) {
+        let finished = match &prepared {
             None => process::run(&invocation).await?,
-            Some(Err(e)) => return Err(HookError::msg(e)),
-            Some(Ok(prepared)) => {
-                invocation.scratch = Some(prepared.scratch.path());
-                match process::run_sandboxed(&invocation, &prepared.sandbox).await {
-                    Err(process::Sandboxed::Unavailable(e)) => {
-                        self.unconfined(&invocation, &e).await?
-                    }
-                    Err(process::Sandboxed::Failed(e)) => return Err(e),
-                    Ok(finished) => finished,
-                }
-            }
+            Some(prepared) => match process::run_sandboxed(&invocation, &prepared.sandbox).await {
+                Err(process::Sandboxed::Unavailable(e)) => self.unconfined(&invocation, &e).await?,
+                Err(process::Sandboxed::Failed(e)) => return Err(e),
+                Ok(finished) => finished,
+            },
         };
-        output::interpret(&self.name, &event, finished)
+        let outcome = match &self.claude {
+            Some(claude) => claude.interpret(
+                ctx.payload(),
+                finished.status.code(),
+                &finished.stdout,
+                &finished.stderr,
+            ),
+            None => output::interpret(&self.name, &event, finished),
+        }?;
+        Ok(match env_file {
+            Some(file) => with_env_file(outcome, &file),
+            None => outcome,
+        })
+    }
+
+    /// The `CLAUDE_ENV_FILE` of a Claude Code `SessionStart` hook, emptied for this run.
+    fn env_file(&self) -> Result<Option<PathBuf>, HookError> {
+        let Some(dir) = &self.env_dir else {
+            return Ok(None);
+        };
+        let path = dir.path().join(ENV_FILE);
+        std::fs::write(&path, b"")
+            .map_err(|e| HookError::msg(format!("cannot empty CLAUDE_ENV_FILE: {e}")))?;
+        Ok(Some(path))
     }
 
     /// The sandbox cannot be built here: trusted hooks run unconfined (with a warning),
@@ -393,6 +496,38 @@ fn refusal_message(analysis: &Analysis) -> String {
     )
 }
 
+/// The variable naming a Claude Code `SessionStart` hook's env file, and the file's name.
+const ENV_FILE_VAR: &str = "CLAUDE_ENV_FILE";
+const ENV_FILE: &str = "claude-env";
+
+/// `outcome` with what the hook wrote to its env file as a [`CLAUDE_ENV`] side effect, when it
+/// wrote anything.
+fn with_env_file(outcome: Outcome, path: &Path) -> Outcome {
+    use std::io::Read;
+    let mut text = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        f.take(claude::env::MAX_ENV_FILE as u64 + 1)
+            .read_to_end(&mut text)
+    });
+    let parsed = match read {
+        Ok(_) => claude::env::parse(&String::from_utf8_lossy(&text)),
+        Err(e) => claude::env::EnvFile {
+            vars: Vec::new(),
+            skipped: vec![format!("cannot read CLAUDE_ENV_FILE: {e}")],
+        },
+    };
+    if parsed.vars.is_empty() && parsed.skipped.is_empty() {
+        return outcome;
+    }
+    let set: serde_json::Map<String, serde_json::Value> = parsed
+        .vars
+        .into_iter()
+        .map(|(k, v)| (k, v.into()))
+        .collect();
+    let detail = serde_json::json!({"set": set, "skipped": parsed.skipped});
+    outcome.with_side_effect(SideEffect::new(CLAUDE_ENV, detail))
+}
+
 impl Hook for CommandHook {
     fn name(&self) -> &str {
         &self.name
@@ -400,6 +535,12 @@ impl Hook for CommandHook {
 
     fn kind(&self) -> HookKind {
         HookKind::Command
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        self.claude
+            .as_ref()
+            .is_none_or(|c| c.triggers(ctx.payload()))
     }
 
     fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {

@@ -68,6 +68,7 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 use reqwest::Client;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::redirect::Policy;
 use tollgate_core::{BoxFuture, Hook, HookContext, HookError, HookTimeout};
 use tollgate_protocol::wire::PayloadWire;
@@ -82,6 +83,7 @@ pub use signature::{
     verify_signature,
 };
 
+use crate::claude::ClaudeCode;
 use crate::text::{redact_url, redact_url_text};
 use resolve::GuardedResolver;
 
@@ -92,8 +94,10 @@ pub struct HttpHook {
     name: String,
     url: Url,
     secret: Option<Secret>,
+    headers: HeaderMap,
     client: Client,
     response_cap: usize,
+    claude: Option<ClaudeCode>,
 }
 
 /// Builds an [`HttpHook`]; every check happens in [`HttpHookBuilder::build`]. Its `Debug`
@@ -104,7 +108,9 @@ pub struct HttpHookBuilder {
     url: String,
     allow: Vec<IpNet>,
     secret: Option<SecretSource>,
+    headers: Vec<(String, String)>,
     response_cap: usize,
+    claude: Option<ClaudeCode>,
 }
 
 #[derive(Debug)]
@@ -119,6 +125,7 @@ impl fmt::Debug for HttpHook {
             .field("name", &self.name)
             .field("url", &redact_url(&self.url))
             .field("signed", &self.secret.is_some())
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("response_cap", &self.response_cap)
             .finish_non_exhaustive()
     }
@@ -144,7 +151,9 @@ impl HttpHook {
             url: url.into(),
             allow: Vec::new(),
             secret: None,
+            headers: Vec::new(),
             response_cap: Self::DEFAULT_RESPONSE_CAP,
+            claude: None,
         }
     }
 
@@ -160,15 +169,26 @@ impl HttpHook {
     }
 
     async fn run(&self, ctx: HookContext) -> Result<Outcome, HookError> {
-        let body = serde_json::to_vec(&PayloadWire::from(ctx.payload()))?;
-        deliver::deliver(deliver::Delivery {
-            client: &self.client,
-            url: &self.url,
-            secret: self.secret.as_ref(),
-            event: &ctx.event(),
-            body,
-            response_cap: self.response_cap,
-        })
+        let body = match &self.claude {
+            Some(claude) => serde_json::to_vec(&claude.payload(ctx.payload()))?,
+            None => serde_json::to_vec(&PayloadWire::from(ctx.payload()))?,
+        };
+        let parse = |body: &[u8]| match &self.claude {
+            Some(claude) => claude.interpret_body(ctx.payload(), body),
+            None => response::parse_body(body),
+        };
+        deliver::deliver(
+            deliver::Delivery {
+                client: &self.client,
+                url: &self.url,
+                secret: self.secret.as_ref(),
+                headers: &self.headers,
+                event: &ctx.event(),
+                body,
+                response_cap: self.response_cap,
+            },
+            parse,
+        )
         .await
     }
 }
@@ -180,6 +200,10 @@ impl fmt::Debug for HttpHookBuilder {
             .field("url", &redact_url_text(&self.url))
             .field("allow", &self.allow)
             .field("secret", &self.secret)
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .field("response_cap", &self.response_cap)
             .finish()
     }
@@ -203,6 +227,20 @@ impl HttpHookBuilder {
     /// Signs deliveries with `secret`.
     pub fn secret(mut self, secret: Secret) -> Self {
         self.secret = Some(SecretSource::Given(secret));
+        self
+    }
+
+    /// Sends this header with every delivery (checked in [`build`](Self::build); its value
+    /// is marked sensitive and never shown).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Declared in Claude Code's shape: the hook posts Claude Code's payload, matches and reads
+    /// answers with Claude Code's rules (see [`crate::claude`]).
+    pub fn claude_code(mut self, claude: ClaudeCode) -> Self {
+        self.claude = Some(claude);
         self
     }
 
@@ -233,10 +271,39 @@ impl HttpHookBuilder {
             name: self.name,
             url,
             secret,
+            headers: headers(&self.headers)?,
             client: client(self.allow.into())?,
             response_cap: self.response_cap,
+            claude: self.claude,
         })
     }
+}
+
+/// The extra headers, checked: valid, not one tollgate sets itself, values sensitive.
+fn headers(given: &[(String, String)]) -> Result<HeaderMap, HttpError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in given {
+        let refused = |reason: &str| HttpError::Header {
+            name: name.clone(),
+            reason: reason.to_owned(),
+        };
+        let header =
+            HeaderName::try_from(name.as_str()).map_err(|_| refused("not a header name"))?;
+        let reserved = [
+            "content-type",
+            "content-length",
+            "host",
+            "transfer-encoding",
+        ];
+        if reserved.contains(&header.as_str()) || header.as_str().starts_with("x-webhook-") {
+            return Err(refused("tollgate sets it itself"));
+        }
+        let mut value =
+            HeaderValue::try_from(value.as_str()).map_err(|_| refused("not a header value"))?;
+        value.set_sensitive(true);
+        map.append(header, value);
+    }
+    Ok(map)
 }
 
 /// The client: resolves through the guard, never follows redirects, never uses a proxy.
@@ -259,6 +326,12 @@ impl Hook for HttpHook {
 
     fn kind(&self) -> HookKind {
         HookKind::Http
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        self.claude
+            .as_ref()
+            .is_none_or(|c| c.triggers(ctx.payload()))
     }
 
     /// POSTs the payload and reads the answer (see the [module docs](self)).

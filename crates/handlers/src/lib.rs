@@ -2,6 +2,7 @@
 //! [llm hooks](llm).
 
 pub mod class;
+pub mod claude;
 pub mod command;
 pub mod http;
 pub mod llm;

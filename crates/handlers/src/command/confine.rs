@@ -77,12 +77,14 @@ impl Confinement {
     }
 
     /// The sandbox (`None` when the hook is unconfined), built on first use; it shows `cwd`
-    /// and the hook's config folder (read-only) even under its private `/tmp`. `Err` when the
+    /// and the hook's config folder (read-only) and `writable` (a Claude Code hook's
+    /// `CLAUDE_ENV_FILE` folder) even under its private `/tmp`. `Err` when the
     /// scratch directory cannot be created.
     pub(super) fn sandbox(
         &self,
         cwd: &Path,
         config_dir: Option<&Path>,
+        writable: Option<&Path>,
     ) -> Option<Result<Prepared, String>> {
         let Containment::Sandbox(policy) = &self.containment else {
             return None;
@@ -94,6 +96,7 @@ impl Confinement {
                 .map_err(|e| format!("cannot create the hook's scratch directory: {e}"))?;
             let mut policy = policy.clone().writable(scratch.path()).readable(cwd);
             policy.readable.extend(config_dir.map(Path::to_path_buf));
+            policy.writable.extend(writable.map(Path::to_path_buf));
             let launcher = self.launcher.clone().or_else(Launcher::find);
             let egress = Arc::new(GuardedEgress::new(&self.egress_allow));
             Ok(Prepared {

@@ -34,6 +34,8 @@ pub(super) struct Invocation<'a> {
     pub(super) scratch: Option<&'a Path>,
     /// The folder of the file that declared the hook, when known.
     pub(super) config_dir: Option<&'a Path>,
+    /// Variables of the hook's dialect (Claude Code's `CLAUDE_*`).
+    pub(super) extra_env: &'a [(String, String)],
 }
 
 /// A process that ran to its end.
@@ -63,6 +65,7 @@ impl Invocation<'_> {
             ("HOOK_PAYLOAD".to_owned(), env_payload),
             ("HOOK_EVENT".to_owned(), self.event.to_owned()),
         ];
+        extra.extend(self.extra_env.iter().cloned());
         if let Some(dir) = self.config_dir {
             let dir = dir.to_string_lossy().into_owned();
             extra.push((CONFIG_DIR_ENV.to_owned(), dir));

@@ -19,16 +19,20 @@ pub(super) struct Delivery<'a> {
     pub(super) client: &'a Client,
     pub(super) url: &'a Url,
     pub(super) secret: Option<&'a Secret>,
+    pub(super) headers: &'a reqwest::header::HeaderMap,
     pub(super) event: &'a Event,
     pub(super) body: Vec<u8>,
     pub(super) response_cap: usize,
 }
 
-/// POSTs the body and interprets the answer.
+/// POSTs the body and reads a 2xx answer's body with `parse`.
 ///
 /// # Cancel safety
 /// Dropping the future drops the request and its connection; nothing is left running.
-pub(super) async fn deliver(delivery: Delivery<'_>) -> Result<Outcome, HookError> {
+pub(super) async fn deliver(
+    delivery: Delivery<'_>,
+    parse: impl FnOnce(&[u8]) -> Result<Outcome, HookError>,
+) -> Result<Outcome, HookError> {
     let event = match delivery.event {
         Event::Custom(_) => HeaderValue::try_from(delivery.event.to_string()),
         builtin => HeaderValue::try_from(builtin.as_str()),
@@ -38,7 +42,8 @@ pub(super) async fn deliver(delivery: Delivery<'_>) -> Result<Outcome, HookError
         .post(delivery.url.clone())
         .header(header::CONTENT_TYPE, "application/json")
         .header(ID_HEADER, &delivery_id()[..])
-        .header(EVENT_HEADER, event.map_err(HookError::msg)?);
+        .header(EVENT_HEADER, event.map_err(HookError::msg)?)
+        .headers(delivery.headers.clone());
     if let Some(secret) = delivery.secret {
         let signature = secret.signature(unix_now(), &delivery.body);
         request = request.header(SIGNATURE_HEADER, signature.as_bytes());
@@ -48,7 +53,7 @@ pub(super) async fn deliver(delivery: Delivery<'_>) -> Result<Outcome, HookError
         .send()
         .await
         .map_err(response::transport_error)?;
-    response::interpret(response, delivery.response_cap).await
+    response::interpret(response, delivery.response_cap, parse).await
 }
 
 fn unix_now() -> u64 {

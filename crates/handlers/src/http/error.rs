@@ -29,6 +29,16 @@ pub enum HttpError {
     /// A secret given as bytes is empty or only whitespace.
     #[error("secret is empty")]
     EmptySecret,
+    /// A header is not one a hook may set: not a valid name or value, or one tollgate sets
+    /// itself (`Content-Type`, `Host`, `Content-Length`, `X-Webhook-*`). The value is not
+    /// echoed: it may hold a token.
+    #[error("header `{name}` refused: {reason}")]
+    Header {
+        /// The header's name as given.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The HTTP client cannot be built (TLS back end initialisation).
     #[error("cannot build the HTTP client: {0}")]
     Client(#[from] reqwest::Error),

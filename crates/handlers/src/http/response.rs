@@ -15,7 +15,11 @@ const EXCERPT: usize = 1024;
 
 /// Turns a response into an outcome: a 2xx with an empty body (or only whitespace) is no
 /// opinion, a 2xx with one JSON object is that outcome; anything else is a failure.
-pub(super) async fn interpret(response: Response, cap: usize) -> Result<Outcome, HookError> {
+pub(super) async fn interpret(
+    response: Response,
+    cap: usize,
+    parse: impl FnOnce(&[u8]) -> Result<Outcome, HookError>,
+) -> Result<Outcome, HookError> {
     let status = response.status();
     if status.is_redirection() {
         return Err(HookError::msg(redirect_message(&response)));
@@ -23,7 +27,7 @@ pub(super) async fn interpret(response: Response, cap: usize) -> Result<Outcome,
     if !status.is_success() {
         return Err(HookError::msg(status_message(status, response).await));
     }
-    parse_body(&read_capped(response, cap).await?)
+    parse(&read_capped(response, cap).await?)
 }
 
 /// Parses a 2xx body.

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod class;
+mod claude;
 mod command;
 mod contained;
 mod declared;

@@ -1,0 +1,221 @@
+//! Hooks declared in Claude Code's shape: they see a run as [Claude Code's
+//! hooks](https://code.claude.com/docs/en/hooks) would.
+//!
+//! A [`ClaudeCode`] dialect, given to a [`CommandHook`](crate::CommandHook) or an
+//! [`HttpHook`](crate::HttpHook), changes four things and nothing else (the dispatcher, the
+//! sandbox and the analyzer are the same for every hook):
+//!
+//! - **matching**: the group's `matcher` ([`Matcher`]) is matched against Claude Code's tool
+//!   names (`Bash`, `Write`, `mcp__db__query`), sub-agent types, or the session's source, and
+//!   the hook's `if` ([`Rule`]) against the call's arguments; `once` hooks run once per
+//!   registry (one session);
+//! - **the payload**: Claude Code's ([`tollgate_protocol::claude_code::to_claude_payload`]):
+//!   `hook_event_name`, `tool_name: "Bash"`, `tool_input: {command}`, `tool_use_id`, …;
+//! - **the environment** of command hooks: `CLAUDE_PROJECT_DIR` (the workspace),
+//!   `CLAUDE_PLUGIN_ROOT` and `CLAUDE_PLUGIN_DATA` (a plugin's folder), `CLAUDE_SKILL_DIR` (a
+//!   skill's folder), and `CLAUDE_ENV_FILE` on `SessionStart` (see [`env`]); known values are
+//!   substituted in the line before the analyzer vets it;
+//! - **the answer**, read with Claude Code's rules for the event ([`output`]); an `async` hook
+//!   ([`ClaudeCode::record_only`]) is recorded but never decides or rewrites.
+
+pub mod env;
+mod matcher;
+pub mod output;
+mod rule;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+use tollgate_core::HookError;
+use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claude_payload};
+use tollgate_protocol::{EventData, Outcome, Payload};
+
+pub use matcher::Matcher;
+pub use output::{KEEP_WORKING, SYSTEM_MESSAGE};
+pub use rule::Rule;
+
+/// The side effect a `SessionStart` hook's `CLAUDE_ENV_FILE` becomes: `{"set": {NAME: VALUE},
+/// "skipped": [why]}` (see [`env`]).
+pub const CLAUDE_ENV: &str = "claude_env";
+
+/// How one hook declared in Claude Code's shape matches, sees and answers.
+#[derive(Debug)]
+pub struct ClaudeCode {
+    event_name: String,
+    matcher: Matcher,
+    rule: Option<Rule>,
+    once: Option<AtomicBool>,
+    record_only: bool,
+    context: Arc<ClaudeContext>,
+    plugin_root: Option<PathBuf>,
+    skill_dir: Option<PathBuf>,
+}
+
+impl ClaudeCode {
+    /// A hook whose `hook_event_name` is `event_name` (see
+    /// [`hook_event_name`](tollgate_protocol::claude_code::hook_event_name)), in the session
+    /// `context`, matching everything.
+    pub fn new(event_name: impl Into<String>, context: Arc<ClaudeContext>) -> Self {
+        Self {
+            event_name: event_name.into(),
+            matcher: Matcher::All,
+            rule: None,
+            once: None,
+            record_only: false,
+            context,
+            plugin_root: None,
+            skill_dir: None,
+        }
+    }
+
+    /// Runs only for what `matcher` matches.
+    #[must_use]
+    pub fn matcher(mut self, matcher: Matcher) -> Self {
+        self.matcher = matcher;
+        self
+    }
+
+    /// Runs only for tool calls `rule` matches (Claude Code's `if`).
+    #[must_use]
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rule = Some(rule);
+        self
+    }
+
+    /// Runs at most once (Claude Code's `once`): the first time it matches.
+    #[must_use]
+    pub fn once(mut self, once: bool) -> Self {
+        self.once = once.then(|| AtomicBool::new(false));
+        self
+    }
+
+    /// Claude Code's `async`: the answer is recorded (context and side effects kept), but it
+    /// never decides nor rewrites.
+    #[must_use]
+    pub fn record_only(mut self, record_only: bool) -> Self {
+        self.record_only = record_only;
+        self
+    }
+
+    /// The plugin the hook comes from (`CLAUDE_PLUGIN_ROOT`, `CLAUDE_PLUGIN_DATA`).
+    #[must_use]
+    pub fn plugin_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.plugin_root = Some(dir.into());
+        self
+    }
+
+    /// The skill the hook comes from (`CLAUDE_SKILL_DIR`).
+    #[must_use]
+    pub fn skill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.skill_dir = Some(dir.into());
+        self
+    }
+
+    /// The hook's `hook_event_name`.
+    pub fn event_name(&self) -> &str {
+        &self.event_name
+    }
+
+    /// The session the hook sees.
+    pub fn context(&self) -> &ClaudeContext {
+        &self.context
+    }
+
+    /// The `CLAUDE_*` variables the hook gets, with their values (`CLAUDE_ENV_FILE` aside).
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        let text = |p: &Path| p.display().to_string();
+        let mut vars = vec![("CLAUDE_PROJECT_DIR", text(&self.context.cwd))];
+        if let Some(root) = &self.plugin_root {
+            vars.push(("CLAUDE_PLUGIN_ROOT", text(root)));
+            vars.push(("CLAUDE_PLUGIN_DATA", text(root)));
+        }
+        if let Some(dir) = &self.skill_dir {
+            vars.push(("CLAUDE_SKILL_DIR", text(dir)));
+        }
+        vars
+    }
+
+    /// Whether the hook gets a `CLAUDE_ENV_FILE` (`SessionStart` hooks).
+    pub fn takes_env_file(&self) -> bool {
+        self.event_name == "SessionStart"
+    }
+
+    /// Whether the hook runs for `payload`: its matcher, its `if`, and `once`.
+    pub fn triggers(&self, payload: &Payload) -> bool {
+        if !self.matches(payload) {
+            return false;
+        }
+        match &self.once {
+            Some(fired) => !fired.swap(true, Ordering::Relaxed),
+            None => true,
+        }
+    }
+
+    fn matches(&self, payload: &Payload) -> bool {
+        if let Some(call) = payload.tool_call() {
+            let (name, input) =
+                to_claude(&call.tool_name, &call.tool_input, Some(&self.context.cwd));
+            let names = std::iter::once(name.as_str()).chain(aliases(&name).iter().copied());
+            return self.matcher.matches_any(names)
+                && self.rule.as_ref().is_none_or(|r| r.matches(&name, &input));
+        }
+        if self.rule.is_some() {
+            // An `if` tests a tool call; there is none.
+            return false;
+        }
+        let target = match &payload.data {
+            EventData::SessionStart => Some("startup"),
+            EventData::SessionEnd(_) if self.event_name == "SessionEnd" => Some("other"),
+            _ => payload.match_target(),
+        };
+        target.is_none_or(|t| self.matcher.is_match(t))
+    }
+
+    /// The payload the hook receives.
+    pub fn payload(&self, payload: &Payload) -> Value {
+        to_claude_payload(payload, &self.event_name, &self.context)
+    }
+
+    /// Reads a command's end with Claude Code's rules (see [`output`]).
+    ///
+    /// # Errors
+    /// A hook failure: `invalid_output` for an answer that is not Claude Code's, `errored` for
+    /// an exit status other than 0 and 2, `crashed` for a signal.
+    pub fn interpret(
+        &self,
+        payload: &Payload,
+        code: Option<i32>,
+        stdout: &[u8],
+        stderr: &[u8],
+    ) -> Result<Outcome, HookError> {
+        let exit = output::Exit {
+            code,
+            stdout,
+            stderr,
+        };
+        output::interpret(&self.event_name, payload, &self.context.cwd, &exit)
+            .map(|o| self.filtered(o))
+    }
+
+    /// Reads an http hook's 2xx body with Claude Code's rules.
+    ///
+    /// # Errors
+    /// As [`ClaudeCode::interpret`] for exit 0.
+    pub fn interpret_body(&self, payload: &Payload, body: &[u8]) -> Result<Outcome, HookError> {
+        output::read_stdout(&self.event_name, payload, &self.context.cwd, body)
+            .map(|o| self.filtered(o))
+    }
+
+    fn filtered(&self, outcome: Outcome) -> Outcome {
+        if !self.record_only {
+            return outcome;
+        }
+        let (_, extras) = outcome.into_parts();
+        let mut extras = extras.unwrap_or_default();
+        extras.rewrite = None;
+        extras.side_effects.retain(|e| e.kind != KEEP_WORKING);
+        Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
+    }
+}
