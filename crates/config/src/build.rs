@@ -9,16 +9,18 @@ use serde_json::{Value, json};
 use tollgate_core::{
     BoxFuture, Hook, HookContext, HookError, HookOptions, RegistryBuilder, ToolMatcher,
 };
+use tollgate_handlers::claude::{ClaudeCode, ClaudeCodeHook, Matcher, Rule};
 use tollgate_handlers::command::{Containment, Network, Policy as SandboxPolicy};
 use tollgate_handlers::llm::Endpoint;
 use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
+use tollgate_protocol::claude_code::ClaudeContext;
 use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
 
 use crate::agent::AgentConfig;
 use crate::error::{ConfigError, Result};
 use crate::hook_file::{HookFile, Trust};
 use crate::sandbox::{HookSandbox, NetworkChoice, SandboxSettings};
-use crate::spec::{HookSpec, SpecKind};
+use crate::spec::{ClaudeSpec, Dialect, HookSpec, SpecKind};
 use crate::warning::Warning;
 
 /// Deployment policy from admin hook files.
@@ -76,6 +78,19 @@ pub struct ResolvedHook {
     /// write besides its scratch directory and `/tmp`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,
+    /// `claude_code` for a hook declared in Claude Code's shape (it matches Claude Code's tool
+    /// names with `matcher` and `if`, and receives Claude Code's payload); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<&'static str>,
+    /// A Claude Code hook's `matcher` (`None`: everything).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// A Claude Code hook's `if` rule.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// A Claude Code hook's `statusMessage`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
 }
 
 type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -85,6 +100,7 @@ pub struct Assembler<'a> {
     classes: &'a ClassTable,
     policy: Policy,
     env: EnvLookup,
+    claude: Arc<ClaudeContext>,
     builder: RegistryBuilder,
     resolved: Vec<ResolvedHook>,
     warnings: Vec<Warning>,
@@ -109,6 +125,7 @@ impl<'a> Assembler<'a> {
             classes,
             policy,
             env: Arc::new(|name| std::env::var(name).ok()),
+            claude: Arc::new(ClaudeContext::default()),
             builder: RegistryBuilder::new(),
             resolved: Vec::new(),
             warnings: Vec::new(),
@@ -119,6 +136,15 @@ impl<'a> Assembler<'a> {
     #[must_use]
     pub fn llm_env(mut self, env: impl Fn(&str) -> Option<String> + Send + Sync + 'static) -> Self {
         self.env = Arc::new(env);
+        self
+    }
+
+    /// The session hooks declared in Claude Code's shape see: its workspace (`cwd`,
+    /// `CLAUDE_PROJECT_DIR`), transcript, permission mode and sub-agent. Default: the current
+    /// directory, no transcript, `default`.
+    #[must_use]
+    pub fn claude_context(mut self, context: ClaudeContext) -> Self {
+        self.claude = Arc::new(context);
         self
     }
 
@@ -156,11 +182,17 @@ impl<'a> Assembler<'a> {
     }
 
     fn register_unbuildable(&mut self, spec: &HookSpec, reason: &str) {
-        let hook = Arc::new(Unbuildable {
+        let mut hook: Arc<dyn Hook> = Arc::new(Unbuildable {
             name: spec.name.clone(),
             kind: spec.kind.hook_kind(),
             reason: reason.to_owned(),
         });
+        // A Claude Code hook that cannot be built still runs only where it would have.
+        if let Dialect::ClaudeCode(claude) = &spec.dialect
+            && let Ok(dialect) = self.claude_code(claude)
+        {
+            hook = Arc::new(ClaudeCodeHook::new(hook, dialect));
+        }
         let tools = spec.tools.as_ref().and_then(|t| ToolMatcher::new(t).ok());
         let options = HookOptions {
             priority: Some(spec.priority),
@@ -170,7 +202,7 @@ impl<'a> Assembler<'a> {
             source: spec.source,
             fire_and_forget: false,
         };
-        self.register(spec.event.clone(), hook, options, None);
+        self.register(spec.event.clone(), hook, options, None, claude_of(spec));
     }
 
     /// Registers an agent's class hooks on the events each class declares.
@@ -211,7 +243,7 @@ impl<'a> Assembler<'a> {
                     .priority(spec.priority)
                     .source(HookSource::AgentConfig);
                 options.tools = tools.clone();
-                self.register(event, Arc::clone(&hook), options, None);
+                self.register(event, Arc::clone(&hook), options, None, None);
             }
         }
         Ok(self)
@@ -239,7 +271,17 @@ impl<'a> Assembler<'a> {
                 } else {
                     &[]
                 };
-                let hook = CommandHook::declared_in(&spec.name, line, spec.source, &spec.dir)
+                let hook = match &spec.dialect {
+                    Dialect::ClaudeCode(claude) => CommandHook::claude_code(
+                        &spec.name,
+                        line,
+                        spec.source,
+                        &spec.dir,
+                        self.claude_code(claude)?,
+                    ),
+                    _ => CommandHook::declared_in(&spec.name, line, spec.source, &spec.dir),
+                };
+                let hook = hook
                     .with_containment(containment)
                     .with_env(env)
                     .with_egress_allow(allow);
@@ -258,10 +300,16 @@ impl<'a> Assembler<'a> {
                     .filter(|_| spec.source == HookSource::AdminConfig);
                 let endpoint =
                     Endpoint::resolve(|n| (self.env)(n), overrides).map_err(|e| e.to_string())?;
-                Arc::new(
+                let judge: Arc<dyn Hook> = Arc::new(
                     LlmHook::with_endpoint(&spec.name, condition, *depth, endpoint)
                         .map_err(|e| e.to_string())?,
-                )
+                );
+                match &spec.dialect {
+                    Dialect::ClaudeCode(claude) => {
+                        Arc::new(ClaudeCodeHook::new(judge, self.claude_code(claude)?))
+                    }
+                    _ => judge,
+                }
             }
             SpecKind::Class { class, params } => {
                 let instance = self
@@ -299,8 +347,33 @@ impl<'a> Assembler<'a> {
             source: spec.source,
             fire_and_forget: spec.fire_and_forget,
         };
-        self.register(spec.event.clone(), hook, options, contained);
+        self.register(
+            spec.event.clone(),
+            hook,
+            options,
+            contained,
+            claude_of(spec),
+        );
         Ok(())
+    }
+
+    /// A Claude Code hook's dialect in this assembler's session.
+    fn claude_code(&self, spec: &ClaudeSpec) -> std::result::Result<ClaudeCode, String> {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let mut claude = ClaudeCode::new(&spec.event_name, Arc::clone(&self.claude))
+            .matcher(Matcher::parse(spec.matcher.as_deref())?)
+            .once(spec.once)
+            .record_only(spec.record_only);
+        if let Some(rule) = &spec.rule {
+            claude = claude.rule(Rule::parse(rule, &self.claude.cwd, home.as_deref())?);
+        }
+        if let Some(root) = &spec.plugin_root {
+            claude = claude.plugin_root(root);
+        }
+        if let Some(dir) = &spec.skill_dir {
+            claude = claude.skill_dir(dir);
+        }
+        Ok(claude)
     }
 
     /// Warns about a command hook the analyzer refused, or whose programs are missing: both
@@ -346,6 +419,12 @@ impl<'a> Assembler<'a> {
         if let Some(secret) = secret {
             builder = builder.secret_env(secret);
         }
+        if let Dialect::ClaudeCode(claude) = &spec.dialect {
+            for (name, value) in &claude.headers {
+                builder = builder.header(name, interpolate(value, &claude.allowed_env, &*self.env));
+            }
+            builder = builder.claude_code(self.claude_code(claude)?);
+        }
         builder.build().map_err(|e| e.to_string())
     }
 
@@ -355,6 +434,7 @@ impl<'a> Assembler<'a> {
         hook: Arc<dyn Hook>,
         options: HookOptions,
         command: Option<(String, Value)>,
+        claude: Option<&ClaudeSpec>,
     ) {
         let (command, sandbox) = command.unzip();
         self.resolved.push(ResolvedHook {
@@ -369,9 +449,56 @@ impl<'a> Assembler<'a> {
             fire_and_forget: options.fire_and_forget,
             sandbox,
             command,
+            dialect: claude.map(|_| "claude_code"),
+            matcher: claude.and_then(|c| c.matcher.clone()),
+            rule: claude.and_then(|c| c.rule.clone()),
+            status_message: claude.and_then(|c| c.status_message.clone()),
         });
         self.builder.register_shared(event, hook, options);
     }
+}
+
+fn claude_of(spec: &HookSpec) -> Option<&ClaudeSpec> {
+    match &spec.dialect {
+        Dialect::ClaudeCode(claude) => Some(claude),
+        _ => None,
+    }
+}
+
+/// `$NAME` and `${NAME}` in a Claude Code http hook's header value: the variable's value when
+/// `allowed` lists it, else nothing (as Claude Code does; a header never reads a variable it
+/// was not given).
+fn interpolate(
+    value: &str,
+    allowed: &[String],
+    env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
+) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, tail) = match after.strip_prefix('{').and_then(|a| a.split_once('}')) {
+            Some((name, tail)) => (name, tail),
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        if allowed.iter().any(|a| a == name) {
+            out.push_str(&env(name).unwrap_or_default());
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// How a command hook from `spec` is contained under the admin `settings`, and the variables

@@ -1,11 +1,49 @@
-//! Claude Code's hook shape: `{matcher: "Bash|Write", hooks: [{type: command, command, timeout}]}`.
+//! Claude Code's hook shape: `{matcher, hooks: [{type, command | url | prompt, timeout, if,
+//! async, once, statusMessage, …}]}` groups (settings.json, a plugin's `hooks/hooks.json`, a
+//! skill's frontmatter). Every hook of such a group follows Claude Code's conventions
+//! ([`Dialect::ClaudeCode`]): it matches Claude Code's tool names, receives Claude Code's
+//! payload and answers as Claude Code's hooks do (`docs/claude-code.md`).
 
 use serde_json::{Map, Value};
+use tollgate_core::HookTimeout;
+use tollgate_handlers::claude::{Matcher, Rule};
+use tollgate_handlers::llm::Depth;
+use tollgate_protocol::HookSource;
+use tollgate_protocol::claude_code::hook_event_name;
 
 use crate::entry::EntryCtx;
-use crate::spec::{HookSpec, SpecKind};
+use crate::spec::{ClaudeSpec, Dialect, HookSpec, SpecKind};
 use crate::warning::Warning;
 use crate::{fields, suggest};
+
+/// Keys a group may have.
+const GROUP_KEYS: [&str; 2] = ["matcher", "hooks"];
+/// Keys every hook of a group may have.
+const HOOK_KEYS: [&str; 7] = [
+    "type",
+    "timeout",
+    "statusMessage",
+    "async",
+    "asyncRewake",
+    "once",
+    "if",
+];
+/// Unknown keys that only describe an entry: they are reported and the entry loads. Any other
+/// unknown key could change what the hook does, so its entry is skipped.
+const COSMETIC: [&str; 12] = [
+    "description",
+    "name",
+    "comment",
+    "$comment",
+    "_comment",
+    "note",
+    "notes",
+    "title",
+    "label",
+    "displayName",
+    "icon",
+    "tags",
+];
 
 /// Whether an entry is in Claude Code's shape (it has `matcher` or `hooks`).
 pub(crate) fn is_claude_group(value: &Value) -> bool {
@@ -14,40 +52,8 @@ pub(crate) fn is_claude_group(value: &Value) -> bool {
         .is_some_and(|m| m.contains_key("matcher") || m.contains_key("hooks"))
 }
 
-/// Translates a Claude Code matcher into `tools` globs: `""`/`*`/absent match every tool
-/// (`None`), `A|B` becomes `[A, B]`. Anything with other regex syntax is refused rather than
-/// guessed at.
-pub(crate) fn matcher_globs(matcher: Option<&Value>) -> Result<Option<Vec<String>>, String> {
-    let text = match matcher {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) => s.trim(),
-        Some(other) => {
-            return Err(format!(
-                "must be a string, found {}",
-                fields::type_name(other)
-            ));
-        }
-    };
-    if text.is_empty() || text == "*" {
-        return Ok(None);
-    }
-    let names: Vec<String> = text.split('|').map(|n| n.trim().to_owned()).collect();
-    let plain = |n: &String| {
-        !n.is_empty()
-            && n.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
-    };
-    if names.iter().all(plain) {
-        Ok(Some(names))
-    } else {
-        Err(format!(
-            "`{text}` uses regex syntax tollgate does not translate (only `A|B` alternations of \
-             tool names, `*` or empty); use `tools` globs instead"
-        ))
-    }
-}
-
-/// Validates one Claude Code group at `path`: one spec or one warning per inner hook.
+/// Validates one Claude Code group at `path`: one spec or one warning per inner hook (plus
+/// notes about keys that are reported but do not stop the hook, in `ctx.notes`).
 pub(crate) fn parse_group(
     ctx: &EntryCtx<'_>,
     path: &str,
@@ -57,98 +63,278 @@ pub(crate) fn parse_group(
     let Some(map) = value.as_object() else {
         return skip_all(path.to_owned(), "not a mapping".into());
     };
-    if let Some(key) = map
-        .keys()
-        .find(|k| !matches!(k.as_str(), "matcher" | "hooks"))
-    {
-        let why = suggest::unknown_key(key, &["matcher", "hooks"]);
+    if let Err((key, why)) = check_keys(ctx, path, map, &GROUP_KEYS) {
         return skip_all(format!("{path}.{key}"), why);
     }
-    let tools = match matcher_globs(map.get("matcher")) {
-        Ok(tools) => tools,
-        Err(why) => return skip_all(format!("{path}.matcher"), why),
+    let matcher = match map.get("matcher") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(other) => {
+            let why = format!("must be a string, found {}", fields::type_name(other));
+            return skip_all(format!("{path}.matcher"), why);
+        }
     };
+    if let Err(why) = Matcher::parse(matcher.as_deref()) {
+        return skip_all(format!("{path}.matcher"), why);
+    }
     let Some(Value::Array(hooks)) = map.get("hooks") else {
         return skip_all(format!("{path}.hooks"), "must be a list of hooks".into());
     };
     hooks
         .iter()
         .enumerate()
-        .map(|(i, hook)| parse_hook(ctx, &format!("{path}.hooks[{i}]"), hook, &tools))
+        .map(|(i, hook)| parse_hook(ctx, &format!("{path}.hooks[{i}]"), hook, &matcher))
         .collect()
+}
+
+/// Unknown keys: cosmetic ones become notes, any other is `Err((key, why))`.
+fn check_keys(
+    ctx: &EntryCtx<'_>,
+    path: &str,
+    map: &Map<String, Value>,
+    known: &[&str],
+) -> Result<(), (String, String)> {
+    for key in map.keys().filter(|k| !known.contains(&k.as_str())) {
+        if COSMETIC.contains(&key.as_str()) {
+            ctx.notes.borrow_mut().push(ctx.warn(
+                format!("{path}.{key}"),
+                format!("`{key}` is not read by tollgate; ignored (the hook loads)"),
+            ));
+            continue;
+        }
+        let mut why = suggest::unknown_key(key, known);
+        if !why.contains("did you mean") {
+            why.push_str(", which could change what the hook does");
+        }
+        return Err((key.clone(), why));
+    }
+    Ok(())
+}
+
+/// What a hook's `type` makes of it.
+enum Kind {
+    Command(String),
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        allowed_env: Vec<String>,
+    },
+    Prompt(String),
 }
 
 fn parse_hook(
     ctx: &EntryCtx<'_>,
     path: &str,
     value: &Value,
-    tools: &Option<Vec<String>>,
+    matcher: &Option<String>,
 ) -> Result<HookSpec, Warning> {
     let skip = |at: String, why: String| ctx.warn(at, format!("{why}; the hook is skipped"));
-    let empty = Map::new();
-    let map = value.as_object().unwrap_or(&empty);
-    if let Some(key) = map
-        .keys()
-        .find(|k| !matches!(k.as_str(), "type" | "command" | "timeout"))
-    {
-        return Err(skip(
-            format!("{path}.{key}"),
-            suggest::unknown_key(key, &["type", "command", "timeout"]),
-        ));
-    }
-    match map.get("type").and_then(Value::as_str) {
-        Some("command") => {}
-        Some(other) => {
+    let Some(map) = value.as_object() else {
+        let why = format!(
+            "a hook must be a mapping, found {}",
+            fields::type_name(value)
+        );
+        return Err(skip(path.to_owned(), why));
+    };
+    let kind_keys: &[&str] = match map.get("type").and_then(Value::as_str) {
+        Some("command") => &["command"],
+        Some("http") => &["url", "headers", "allowedEnvVars"],
+        Some("prompt") => &["prompt", "model"],
+        Some("agent") => {
             return Err(skip(
                 format!("{path}.type"),
-                format!("hook type `{other}` is not supported (only `command`)"),
+                "`type: agent` hooks verify with tools (reading files, running commands); \
+                 tollgate's llm hooks judge the payload alone, so the hook is not translated"
+                    .into(),
             ));
         }
-        None => return Err(skip(path.to_owned(), "needs `type: command`".into())),
+        Some(other) => {
+            let why =
+                format!("hook type `{other}` is not one of `command`, `http`, `prompt`, `agent`");
+            return Err(skip(format!("{path}.type"), why));
+        }
+        None => {
+            return Err(skip(
+                path.to_owned(),
+                "needs `type` (`command`, `http` or `prompt`)".into(),
+            ));
+        }
+    };
+    let known: Vec<&str> = HOOK_KEYS.iter().chain(kind_keys).copied().collect();
+    check_keys(ctx, path, map, &known).map_err(|(key, why)| skip(format!("{path}.{key}"), why))?;
+    let field = |key: &str| map.get(key).map(|v| (format!("{path}.{key}"), v));
+    let kind = kind(ctx, path, map)?;
+    let mut claude = ClaudeSpec {
+        event_name: hook_event_name(ctx.event, ctx.event_key),
+        matcher: matcher.clone(),
+        plugin_root: ctx.plugin_root.clone(),
+        skill_dir: (ctx.source == HookSource::Skill).then(|| ctx.dir.clone()),
+        ..ClaudeSpec::default()
+    };
+    let flag = |key: &str| -> Result<bool, Warning> {
+        field(key).map_or(Ok(false), |(at, v)| {
+            fields::boolean(v).map_err(|e| skip(at, e))
+        })
+    };
+    claude.once = flag("once")?;
+    let detached = flag("async")? || flag("asyncRewake")?;
+    claude.record_only = detached;
+    if let Some((at, v)) = field("if") {
+        claude.rule = Some(rule(ctx, v).map_err(|e| skip(at, e))?);
     }
-    let line = map
-        .get("command")
-        .ok_or_else(|| "missing".to_owned())
-        .and_then(fields::text)
-        .map_err(|e| skip(format!("{path}.command"), e))?;
-    let timeout = match map.get("timeout") {
-        None => Default::default(),
-        Some(v) => fields::timeout(v).map_err(|e| skip(format!("{path}.timeout"), e))?,
+    if let Some((at, v)) = field("statusMessage") {
+        match fields::text(v) {
+            Ok(text) => claude.status_message = Some(text),
+            Err(e) => ctx
+                .notes
+                .borrow_mut()
+                .push(ctx.warn(at, format!("{e}; ignored (the hook loads)"))),
+        }
+    }
+    let timeout = match field("timeout") {
+        None => default_timeout(&kind),
+        Some((at, v)) => timeout(ctx, &at, v).map_err(|e| skip(at, e))?,
+    };
+    let kind = match kind {
+        Kind::Command(line) => SpecKind::Command { line },
+        Kind::Http {
+            url,
+            headers,
+            allowed_env,
+        } => {
+            claude.headers = headers;
+            claude.allowed_env = allowed_env;
+            SpecKind::Http { url, secret: None }
+        }
+        Kind::Prompt(condition) => SpecKind::Llm {
+            condition,
+            depth: Depth::Quick,
+            endpoint: None,
+        },
     };
     let suffix = &path[path.find('[').unwrap_or(path.len())..];
     Ok(HookSpec {
         sandbox: None,
         event: ctx.event.clone(),
         name: ctx.default_name(suffix),
-        kind: SpecKind::Command { line },
+        kind,
         source: ctx.source,
-        tools: tools.clone(),
+        tools: None,
         priority: 0,
         timeout,
         failure_mode: None,
-        fire_and_forget: false,
+        fire_and_forget: detached,
         file: ctx.file.to_owned(),
         dir: ctx.dir.clone(),
         entry: path.to_owned(),
+        dialect: Dialect::ClaudeCode(claude),
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn matchers_translate_or_are_refused() {
-        assert_eq!(matcher_globs(None).unwrap(), None);
-        assert_eq!(matcher_globs(Some(&json!("*"))).unwrap(), None);
-        assert_eq!(matcher_globs(Some(&json!(""))).unwrap(), None);
-        assert_eq!(
-            matcher_globs(Some(&json!("Bash|Write"))).unwrap(),
-            Some(vec!["Bash".to_owned(), "Write".to_owned()])
-        );
-        for bad in ["mcp__.*", "Bash(git:*)", "^Bash$", "Write|", "Edit|[ab]"] {
-            assert!(matcher_globs(Some(&json!(bad))).is_err(), "{bad}");
+fn kind(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Result<Kind, Warning> {
+    let skip = |key: &str, why: String| {
+        ctx.warn(
+            format!("{path}.{key}"),
+            format!("{why}; the hook is skipped"),
+        )
+    };
+    let text = |key: &str| {
+        map.get(key)
+            .ok_or_else(|| "missing".to_owned())
+            .and_then(fields::text)
+            .map_err(|e| skip(key, e))
+    };
+    match map.get("type").and_then(Value::as_str) {
+        Some("http") => {
+            let headers = match map.get("headers") {
+                None => Vec::new(),
+                Some(Value::Object(h)) => h
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Value::String(v) => Ok((k.clone(), v.clone())),
+                        _ => Err(skip("headers", format!("`{k}` must be a string"))),
+                    })
+                    .collect::<Result<_, _>>()?,
+                Some(other) => {
+                    return Err(skip(
+                        "headers",
+                        format!("must be a mapping, found {}", fields::type_name(other)),
+                    ));
+                }
+            };
+            let allowed_env = match map.get("allowedEnvVars") {
+                None => Vec::new(),
+                Some(v) => string_list(v).map_err(|e| skip("allowedEnvVars", e))?,
+            };
+            Ok(Kind::Http {
+                url: text("url")?,
+                headers,
+                allowed_env,
+            })
         }
+        Some("prompt") => {
+            if map.contains_key("model") {
+                ctx.notes.borrow_mut().push(ctx.warn(
+                    format!("{path}.model"),
+                    "ignored: llm hooks use the endpoint's model (TOLLGATE_LLM_MODEL, or an admin \
+                     file's `model`); the hook loads",
+                ));
+            }
+            Ok(Kind::Prompt(text("prompt")?))
+        }
+        _ => Ok(Kind::Command(text("command")?)),
+    }
+}
+
+fn string_list(value: &Value) -> Result<Vec<String>, String> {
+    let items = value.as_array().ok_or("must be a list of variable names")?;
+    items
+        .iter()
+        .map(|i| {
+            i.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| "must list strings".to_owned())
+        })
+        .collect()
+}
+
+/// An `if` rule, checked now (against the current directory; the hook compiles it again
+/// against its run's workspace). Only tool events have a call to test.
+fn rule(ctx: &EntryCtx<'_>, value: &Value) -> Result<String, String> {
+    let text = fields::text(value)?;
+    if !ctx.event.is_tool_event() {
+        return Err(format!(
+            "`if` tests a tool call, and `{}` has none",
+            ctx.event_key
+        ));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    Rule::parse(&text, &cwd, None).map(|_| text)
+}
+
+/// Claude Code's defaults: 600 s for commands, 30 s for http and prompt hooks.
+fn default_timeout(kind: &Kind) -> HookTimeout {
+    let secs = match kind {
+        Kind::Command(_) => HookTimeout::MAX_SECS,
+        Kind::Http { .. } | Kind::Prompt(_) => 30,
+    };
+    HookTimeout::from_secs(secs).unwrap_or_default()
+}
+
+/// `timeout` in whole seconds; over 600 is cut to 600 with a note (a shorter deadline makes a
+/// slow hook fail, which its failure mode resolves: nothing is loosened).
+fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, String> {
+    match value.as_u64() {
+        Some(secs) if secs > HookTimeout::MAX_SECS => {
+            ctx.notes.borrow_mut().push(ctx.warn(
+                at,
+                format!(
+                    "{secs} s is over tollgate's longest deadline; the hook gets {} s",
+                    HookTimeout::MAX_SECS
+                ),
+            ));
+            HookTimeout::from_secs(HookTimeout::MAX_SECS).map_err(|e| e.to_string())
+        }
+        _ => fields::timeout(value),
     }
 }

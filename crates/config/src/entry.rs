@@ -61,6 +61,8 @@ pub(crate) struct EntryCtx<'a> {
     pub admin: bool,
     /// Warnings about entries that still load (an ignored or partly ignored key).
     pub notes: std::cell::RefCell<Vec<Warning>>,
+    /// The plugin folder, when the file is a plugin's `hooks/hooks.json`.
+    pub plugin_root: Option<std::path::PathBuf>,
 }
 
 impl EntryCtx<'_> {
@@ -108,6 +110,7 @@ pub(crate) fn parse(ctx: &EntryCtx<'_>, path: &str, value: &Value) -> Result<Hoo
         file: ctx.file.to_owned(),
         dir: ctx.dir.clone(),
         entry: path.to_owned(),
+        dialect: Default::default(),
     };
     if let Some((at, v)) = field("name") {
         spec.name = fields::text(v).map_err(|e| skip(at, e))?;

@@ -119,16 +119,26 @@ impl HookFile {
         let admin = self.trust == Trust::Admin;
         match key {
             "hooks" => {
-                let (source, prefix) = match self.trust {
-                    Trust::Admin => (HookSource::AdminConfig, "admin_config"),
-                    Trust::User => (HookSource::UserConfig, "user_config"),
+                let plugin_root = plugin_root(&self.path);
+                let (source, prefix) = match (self.trust, &plugin_root) {
+                    (Trust::Admin, _) => (
+                        HookSource::AdminConfig,
+                        format!("admin_config:{}", file_stem(&self.path)),
+                    ),
+                    (Trust::User, Some(root)) => {
+                        (HookSource::Plugin, format!("plugin:{}", file_stem(&root.display().to_string())))
+                    }
+                    (Trust::User, None) => (
+                        HookSource::UserConfig,
+                        format!("user_config:{}", file_stem(&self.path)),
+                    ),
                 };
-                let prefix = format!("{prefix}:{}", file_stem(&self.path));
                 let origin = Origin {
                     file: &self.path,
                     source,
                     name_prefix: &prefix,
                     admin,
+                    plugin_root,
                 };
                 hooks_map::parse(&origin, value, &mut self.hooks, &mut self.warnings);
             }
@@ -206,6 +216,16 @@ impl HookFile {
     fn warn(&mut self, entry: &str, message: impl Into<String>) {
         self.warnings.push(Warning::new(&self.path, entry, message));
     }
+}
+
+/// The plugin a hook file belongs to: a Claude Code plugin keeps its hooks in
+/// `<plugin>/hooks/hooks.json`. The folder is made absolute and real, like
+/// [`HookSpec::dir`](crate::HookSpec::dir).
+fn plugin_root(path: &str) -> Option<std::path::PathBuf> {
+    let path = Path::new(path);
+    let hooks_dir = path.parent()?;
+    let in_hooks = path.file_name()? == "hooks.json" && hooks_dir.file_name()? == "hooks";
+    in_hooks.then(|| crate::spec::declaring_dir(&hooks_dir.display().to_string()))
 }
 
 /// The keys a hook file may have at its top level.

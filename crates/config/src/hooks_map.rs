@@ -20,6 +20,8 @@ pub(crate) struct Origin<'a> {
     pub name_prefix: &'a str,
     /// Whether the file is admin config.
     pub admin: bool,
+    /// The plugin folder, when the file is a plugin's `hooks/hooks.json`.
+    pub plugin_root: Option<std::path::PathBuf>,
 }
 
 /// Validates a `hooks:` value; bad events and entries become warnings.
@@ -112,6 +114,7 @@ fn parse_event(
         name_prefix: origin.name_prefix,
         admin: origin.admin,
         notes: Default::default(),
+        plugin_root: origin.plugin_root.clone(),
     };
     let mut results = Vec::new();
     for (i, value) in entries.iter().enumerate() {

@@ -62,7 +62,7 @@ pub use error::{ConfigError, Result};
 pub use hook_file::{HookFile, Trust};
 pub use sandbox::{HookSandbox, NetworkChoice, SandboxSettings, Widening};
 pub use skill::{Skill, SkillSet, selected_skills};
-pub use spec::{HookSpec, SpecKind};
+pub use spec::{ClaudeSpec, Dialect, HookSpec, SpecKind};
 pub use tools::{KnownTools, unmatched_tools};
 pub use warning::Warning;
 

@@ -49,10 +49,13 @@ impl Skill {
             None => "",
         };
         // The frontmatter starts on line 2, after the opening `---`.
-        let value = yaml::parse_from_line(front, 2).map_err(|message| ConfigError::Yaml {
-            path: file.clone(),
-            message,
-        })?;
+        let (value, field_warnings) = match yaml::parse_from_line(front, 2) {
+            Ok(value) => (value, Vec::new()),
+            Err(message) => lenient(front, &file, &message).ok_or_else(|| ConfigError::Yaml {
+                path: file.clone(),
+                message,
+            })?,
+        };
         if !matches!(value, Value::Object(_) | Value::Null) {
             return Err(ConfigError::Yaml {
                 path: file,
@@ -64,7 +67,7 @@ impl Skill {
             name,
             path: file,
             hooks: Vec::new(),
-            warnings: Vec::new(),
+            warnings: field_warnings,
         };
         let prefix = format!("skill:{}", skill.name);
         let origin = Origin {
@@ -72,6 +75,7 @@ impl Skill {
             source: HookSource::Skill,
             name_prefix: &prefix,
             admin: false,
+            plugin_root: None,
         };
         match value.get("hooks") {
             Some(hooks) => hooks_map::parse(&origin, hooks, &mut skill.hooks, &mut skill.warnings),
@@ -97,6 +101,70 @@ impl Skill {
         }
         Ok(skill)
     }
+}
+
+/// A frontmatter strict YAML rejects, read one top-level field at a time: a field that does
+/// not parse (Claude Code's skills often have `argument-hint: [file] [mode]`, which YAML reads
+/// as a sequence followed by junk) is skipped with a warning instead of costing the skill its
+/// hooks. `None` (the file's error stands) when the fields cannot be told apart, a key repeats,
+/// the field that does not parse is `hooks`, or the error is one of the limits (aliases,
+/// anchors, budgets, duplicate keys, documents), which a field-by-field reading must never
+/// sidestep.
+fn lenient(front: &str, file: &str, error: &str) -> Option<(Value, Vec<Warning>)> {
+    let structural = |message: &str| {
+        [
+            "alias",
+            "anchor",
+            "limit",
+            "budget",
+            "duplicate",
+            "document",
+        ]
+        .iter()
+        .any(|word| message.contains(word))
+    };
+    if structural(error) {
+        return None;
+    }
+    let mut blocks: Vec<(usize, String, String)> = Vec::new();
+    for (n, line) in front.split_inclusive('\n').enumerate() {
+        let blank = line.trim().is_empty() || line.trim_start().starts_with('#');
+        if line.starts_with([' ', '\t']) || blank {
+            blocks.last_mut()?.2.push_str(line);
+            continue;
+        }
+        let key = line
+            .split_once(':')?
+            .0
+            .trim()
+            .trim_matches(['"', '\''])
+            .to_owned();
+        if key.is_empty() || blocks.iter().any(|(_, k, _)| *k == key) {
+            return None;
+        }
+        blocks.push((n, key, line.to_owned()));
+    }
+    let mut map = serde_json::Map::new();
+    let mut warnings = Vec::new();
+    for (n, key, text) in blocks {
+        // The frontmatter's first line is the file's line 2.
+        match yaml::parse_from_line(&text, n as u64 + 2) {
+            Ok(Value::Object(mut one)) if one.len() == 1 && one.contains_key(&key) => {
+                map.extend(one.remove(&key).map(|v| (key, v)));
+            }
+            Ok(_) => return None,
+            Err(message) if key == "hooks" || structural(&message) => return None,
+            Err(message) => warnings.push(Warning::new(
+                file,
+                key.as_str(),
+                format!(
+                    "not valid YAML ({message}); this field is ignored, the skill's hooks and \
+                     other fields load (quote the value: `{key}: \"…\"`)"
+                ),
+            )),
+        }
+    }
+    Some((Value::Object(map), warnings))
 }
 
 /// A frontmatter may hold any key a skill format defines, but one close to `hooks` (`hook:`,

@@ -85,6 +85,46 @@ pub struct HookSpec {
     pub dir: PathBuf,
     /// Its entry path, like `hooks.PreToolUse[0]`.
     pub entry: String,
+    /// Whose conventions the hook follows: tollgate's, or Claude Code's (an entry in Claude
+    /// Code's shape), which decides how it matches, what it receives and how its answer reads.
+    pub dialect: Dialect,
+}
+
+/// Whose conventions a hook follows.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// tollgate's: `tools` globs on tollgate's tool names, the native payload and answers.
+    #[default]
+    Tollgate,
+    /// Claude Code's (`docs/claude-code.md`): declared as `{matcher, hooks: [{type, …}]}`.
+    ClaudeCode(ClaudeSpec),
+}
+
+/// What a hook declared in Claude Code's shape adds to its spec.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClaudeSpec {
+    /// `hook_event_name`: the event key as declared when it is Claude Code's (`Stop`), else
+    /// Claude Code's name of the event.
+    pub event_name: String,
+    /// The group's `matcher`, checked when parsed; `None` matches everything.
+    pub matcher: Option<String>,
+    /// `if`: a permission rule the tool call must match, checked when parsed.
+    pub rule: Option<String>,
+    /// `once`: the hook runs at most once per session.
+    pub once: bool,
+    /// `async` / `asyncRewake`: detached where the event allows it; its answer never decides.
+    pub record_only: bool,
+    /// `statusMessage`, shown while the hook runs in `tollgate run`.
+    pub status_message: Option<String>,
+    /// The plugin folder, for a plugin's `hooks/hooks.json` (`CLAUDE_PLUGIN_ROOT`).
+    pub plugin_root: Option<PathBuf>,
+    /// The skill folder, for a SKILL.md's hooks (`CLAUDE_SKILL_DIR`).
+    pub skill_dir: Option<PathBuf>,
+    /// `headers` of an http hook, values as written (`$VAR` / `${VAR}` resolved when built).
+    pub headers: Vec<(String, String)>,
+    /// `allowedEnvVars` of an http hook: the variables its headers may name.
+    pub allowed_env: Vec<String>,
 }
 
 impl HookSpec {

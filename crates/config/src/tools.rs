@@ -17,11 +17,14 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::json;
 use tollgate_core::ToolMatcher;
+use tollgate_handlers::claude::Matcher;
 use tollgate_protocol::Event;
+use tollgate_protocol::claude_code::{aliases, to_claude};
 use tollgate_protocol::tools::{RUNTIME_TOOLS, claude_code_tool};
 
-use crate::spec::HookSpec;
+use crate::spec::{Dialect, HookSpec};
 use crate::suggest;
 use crate::warning::Warning;
 
@@ -82,6 +85,15 @@ pub fn unmatched_tools(specs: &[HookSpec], known: &KnownTools) -> Vec<Warning> {
     let mut seen = BTreeSet::new();
     let mut warnings = Vec::new();
     for spec in specs.iter().filter(|s| is_tool_event(&s.event)) {
+        if let Dialect::ClaudeCode(claude) = &spec.dialect {
+            let at = tools_path(&spec.entry);
+            if let Some(message) = unmatched_matcher(claude.matcher.as_deref(), known)
+                && seen.insert((spec.file.clone(), at.clone(), String::new()))
+            {
+                warnings.push(Warning::new(&spec.file, at, message));
+            }
+            continue;
+        }
         let Some(patterns) = &spec.tools else {
             continue;
         };
@@ -103,6 +115,56 @@ pub fn unmatched_tools(specs: &[HookSpec], known: &KnownTools) -> Vec<Warning> {
         }
     }
     warnings
+}
+
+/// The names Claude Code gives the known tools' calls (`write_file` is `Write`, `Edit` or
+/// `MultiEdit` by its arguments, `call_agent` `Agent` or `Task`).
+fn claude_names(known: &KnownTools) -> Vec<String> {
+    let mut names = Vec::new();
+    for name in known.names() {
+        let shapes = [json!({}), json!({"old_string": ""}), json!({"edits": []})];
+        for input in shapes {
+            let (claude, _) = to_claude(name, &input, None);
+            for n in std::iter::once(claude.as_str()).chain(aliases(&claude).iter().copied()) {
+                if !names.iter().any(|k| k == n) {
+                    names.push(n.to_owned());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// A Claude Code `matcher` that matches none of the known tools as Claude Code names them.
+/// MCP-style matchers (with `__`) name tools servers add at run time and are not checked.
+fn unmatched_matcher(matcher: Option<&str>, known: &KnownTools) -> Option<String> {
+    let text = matcher?;
+    let compiled = Matcher::parse(Some(text)).ok()?;
+    let names = claude_names(known);
+    if text.contains("__") || compiled.matches_any(names.iter().map(String::as_str)) {
+        return None;
+    }
+    let mut message = format!(
+        "`{text}` matches none of this runtime's tools as Claude Code names them ({})",
+        names.join(", ")
+    );
+    let missing: Vec<&str> = text
+        .split('|')
+        .filter(|n| claude_code_tool(n).is_some_and(|(_, ours)| ours.is_none()))
+        .collect();
+    if !missing.is_empty() {
+        message.push_str(&format!(
+            "; Claude Code's {} {} no counterpart here",
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if missing.len() == 1 { "has" } else { "have" }
+        ));
+    }
+    message.push_str("; as written the hook never runs");
+    Some(message)
 }
 
 fn is_tool_event(event: &Event) -> bool {

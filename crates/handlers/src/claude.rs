@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::Value;
-use tollgate_core::HookError;
+use serde_json::{Value, json};
+use tollgate_core::{BoxFuture, Hook, HookContext, HookError};
 use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claude_payload};
-use tollgate_protocol::{EventData, Outcome, Payload};
+use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
 pub use output::{KEEP_WORKING, SYSTEM_MESSAGE};
@@ -217,5 +217,67 @@ impl ClaudeCode {
         extras.rewrite = None;
         extras.side_effects.retain(|e| e.kind != KEEP_WORKING);
         Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
+    }
+}
+
+/// A hook of another kind in Claude Code's dialect: an llm judge for a `type: prompt` hook, or
+/// a hook that could not be built. It runs where the group's matcher and `if` say, sees the
+/// payload its own kind sends, and its deny on `Stop` keeps the session working, as a Claude
+/// Code prompt hook's `ok: false` does.
+pub struct ClaudeCodeHook {
+    inner: Arc<dyn Hook>,
+    claude: ClaudeCode,
+}
+
+impl ClaudeCodeHook {
+    /// `inner`, matched and answered in `claude`'s dialect.
+    pub fn new(inner: Arc<dyn Hook>, claude: ClaudeCode) -> Self {
+        Self { inner, claude }
+    }
+}
+
+impl std::fmt::Debug for ClaudeCodeHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaudeCodeHook")
+            .field("name", &self.inner.name())
+            .field("claude", &self.claude)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hook for ClaudeCodeHook {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn kind(&self) -> HookKind {
+        self.inner.kind()
+    }
+
+    fn priority(&self) -> i32 {
+        self.inner.priority()
+    }
+
+    fn should_trigger(&self, ctx: &HookContext) -> bool {
+        self.claude.triggers(ctx.payload()) && self.inner.should_trigger(ctx)
+    }
+
+    fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
+        Box::pin(async move {
+            let outcome = self.inner.execute(ctx).await?;
+            let stop = self.claude.event_name == "Stop";
+            let kept = outcome
+                .side_effects()
+                .iter()
+                .any(|e| e.kind == KEEP_WORKING);
+            let outcome = match outcome.decision.reason() {
+                Some(reason) if stop && outcome.decision.is_deny() && !kept => {
+                    let effect = SideEffect::new(KEEP_WORKING, json!({"reason": reason}));
+                    outcome.with_side_effect(effect)
+                }
+                _ => outcome,
+            };
+            Ok(self.claude.filtered(outcome))
+        })
     }
 }

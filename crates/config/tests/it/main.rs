@@ -4,6 +4,7 @@
 
 mod admin_only;
 mod agent;
+mod claude;
 mod hints;
 mod hook_file;
 mod paths;

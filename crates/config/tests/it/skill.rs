@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tollgate_config::{Assembler, Policy, Skill, SkillSet, SpecKind, selected_skills};
+use tollgate_config::{Assembler, Dialect, Policy, Skill, SkillSet, SpecKind, selected_skills};
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::{Event, FailureMode, HookSource};
 
@@ -125,12 +125,101 @@ fn claude_code_shape_is_accepted() {
     let s = skill(
         "hooks:\n  PreToolUse:\n    - matcher: \"Bash|Write\"\n      hooks:\n        - type: command\n          command: ./check.sh\n          timeout: 30\n    - matcher: \"*\"\n      hooks:\n        - {type: command, command: ./all.sh}\n    - matcher: \"mcp__.*\"\n      hooks:\n        - {type: command, command: ./mcp.sh}\n",
     );
-    assert_eq!(s.hooks.len(), 2, "{:?}", s.warnings);
-    assert_eq!(s.hooks[0].tools.as_deref().unwrap(), ["Bash", "Write"]);
+    assert_eq!(s.hooks.len(), 3, "{:?}", s.warnings);
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    // Claude Code's matchers are kept for the hook to match Claude Code's tool names; `tools`
+    // (tollgate's names) stays empty.
+    let matchers: Vec<Option<&str>> = s
+        .hooks
+        .iter()
+        .map(|h| match &h.dialect {
+            Dialect::ClaudeCode(c) => c.matcher.as_deref(),
+            _ => panic!("not in Claude Code's dialect"),
+        })
+        .collect();
+    assert_eq!(matchers, [Some("Bash|Write"), Some("*"), Some("mcp__.*")]);
+    assert!(s.hooks.iter().all(|h| h.tools.is_none()));
     assert_eq!(s.hooks[0].timeout.duration().as_secs(), 30);
+    // Claude Code's default deadline for commands.
+    assert_eq!(s.hooks[1].timeout.duration().as_secs(), 600);
     assert_eq!(s.hooks[0].name, "skill:deploy/PreToolUse[0].hooks[0]");
-    assert!(s.hooks[1].tools.is_none());
-    assert!(lines(&s.warnings).starts_with("hooks.PreToolUse[2].matcher: "));
+    let Dialect::ClaudeCode(first) = &s.hooks[0].dialect else {
+        unreachable!()
+    };
+    assert_eq!(first.event_name, "PreToolUse");
+    assert_eq!(first.skill_dir.as_deref(), Some(s.hooks[0].dir.as_path()));
+}
+
+#[test]
+fn claude_code_matchers_tollgate_cannot_read_skip_their_group() {
+    let s = skill(
+        "hooks:\n  PreToolUse:\n    - matcher: \"(?=Bash)\"\n      hooks:\n        - {type: command, command: ./x.sh}\n",
+    );
+    assert!(s.hooks.is_empty());
+    assert!(
+        lines(&s.warnings)
+            .starts_with("hooks.PreToolUse[0].matcher: `(?=Bash)` is not a regular expression"),
+        "{}",
+        lines(&s.warnings)
+    );
+}
+
+#[test]
+fn claude_code_keys_load_and_only_unknown_keys_that_could_decide_skip() {
+    let s = skill(concat!(
+        "hooks:\n",
+        "  PreToolUse:\n",
+        "    - matcher: Bash\n",
+        "      description: guards\n",
+        "      hooks:\n",
+        "        - {type: command, command: ./a.sh, statusMessage: Checking, once: true, if: 'Bash(git *)', timeout: 900}\n",
+        "        - {type: command, command: ./b.sh, async: true, comment: logs}\n",
+        "        - {type: command, command: ./c.sh, blocking: true}\n",
+        "        - {type: http, url: 'https://hooks.example.com/x', headers: {Authorization: 'Bearer $TOKEN'}, allowedEnvVars: [TOKEN]}\n",
+        "        - {type: prompt, prompt: 'Is this safe? $ARGUMENTS'}\n",
+        "        - {type: agent, prompt: 'Verify the tests pass'}\n",
+        "  SessionStart:\n",
+        "    - hooks:\n",
+        "        - {type: command, command: ./d.sh, if: 'Bash(ls)'}\n",
+    ));
+    let names: Vec<&str> = s.hooks.iter().map(|h| h.entry.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "hooks.PreToolUse[0].hooks[0]",
+            "hooks.PreToolUse[0].hooks[1]",
+            "hooks.PreToolUse[0].hooks[3]",
+            "hooks.PreToolUse[0].hooks[4]"
+        ]
+    );
+    let claude = |i: usize| match &s.hooks[i].dialect {
+        Dialect::ClaudeCode(c) => c.clone(),
+        _ => panic!("native"),
+    };
+    assert_eq!(
+        (
+            claude(0).status_message.as_deref(),
+            claude(0).once,
+            claude(0).rule.as_deref()
+        ),
+        (Some("Checking"), true, Some("Bash(git *)"))
+    );
+    assert_eq!(s.hooks[0].timeout.duration().as_secs(), 600);
+    assert!(s.hooks[1].fire_and_forget && claude(1).record_only);
+    assert_eq!(
+        claude(2).headers,
+        [("Authorization".to_owned(), "Bearer $TOKEN".to_owned())]
+    );
+    assert_eq!(s.hooks[2].timeout.duration().as_secs(), 30);
+    assert!(matches!(s.hooks[3].kind, SpecKind::Llm { .. }));
+    insta::assert_snapshot!(lines(&s.warnings), @r"
+    hooks.PreToolUse[0].hooks[2].blocking: unknown key `blocking`, which could change what the hook does; the hook is skipped
+    hooks.PreToolUse[0].hooks[5].type: `type: agent` hooks verify with tools (reading files, running commands); tollgate's llm hooks judge the payload alone, so the hook is not translated; the hook is skipped
+    hooks.PreToolUse[0].description: `description` is not read by tollgate; ignored (the hook loads)
+    hooks.PreToolUse[0].hooks[0].timeout: 900 s is over tollgate's longest deadline; the hook gets 600 s
+    hooks.PreToolUse[0].hooks[1].comment: `comment` is not read by tollgate; ignored (the hook loads)
+    hooks.SessionStart[0].hooks[0].if: `if` tests a tool call, and `SessionStart` has none; the hook is skipped
+    ");
 }
 
 #[test]

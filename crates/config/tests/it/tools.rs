@@ -47,14 +47,44 @@ fn each_pattern_is_judged_and_near_misses_are_named() {
 #[test]
 fn a_claude_code_matcher_is_reported_once_per_group() {
     let (hooks, warnings) = check(
-        "hooks:\n  PreToolUse:\n    - matcher: Bash|Write\n      hooks:\n        - {type: command, command: ./a.sh}\n        - {type: command, command: ./b.sh}\n",
+        "hooks:\n  PreToolUse:\n    - matcher: Grep|WebFetch\n      hooks:\n        - {type: command, command: ./a.sh}\n        - {type: command, command: ./b.sh}\n",
         &KnownTools::runtime(),
     );
     assert_eq!(hooks, 2);
-    insta::assert_snapshot!(warnings, @r"
-    hooks.PreToolUse[0].matcher: `Bash` matches none of this runtime's tools (bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent); Claude Code's `Bash` is `bash_code_execute_tool` here; as written the hook never runs
-    hooks.PreToolUse[0].matcher: `Write` matches none of this runtime's tools (bash_code_execute_tool, sql_query, sql_execute, read_file, write_file, call_agent); Claude Code's `Write` is `write_file` here; as written the hook never runs
-    ");
+    insta::assert_snapshot!(warnings, @"hooks.PreToolUse[0].matcher: `Grep|WebFetch` matches none of this runtime's tools as Claude Code names them (Bash, sql_query, sql_execute, Read, Write, Edit, MultiEdit, Agent, Task); Claude Code's `Grep`, `WebFetch` have no counterpart here; as written the hook never runs");
+}
+
+/// Claude Code's matchers are matched against Claude Code's names of the runtime's tools:
+/// `Bash|Write` runs; `Grep` has no counterpart here, so a matcher naming only it never does.
+#[test]
+fn claude_code_matchers_are_checked_against_claude_codes_names() {
+    let group = |matcher: &str| {
+        format!(
+            "hooks:\n  PreToolUse:\n    - matcher: '{matcher}'\n      hooks:\n        - {{type: command, command: ./a.sh}}\n"
+        )
+    };
+    for runs in [
+        "Bash|Write",
+        "Edit",
+        "Task",
+        "^(?:Read|Agent)$",
+        "sql_query",
+        "mcp__db__.*",
+        "*",
+    ] {
+        let (_, warnings) = check(&group(runs), &KnownTools::runtime());
+        assert_eq!(warnings, "", "{runs}");
+    }
+    let (_, warnings) = check(&group("Grep|Glob"), &KnownTools::runtime());
+    assert!(
+        warnings.contains("Claude Code's `Grep`, `Glob` have no counterpart here"),
+        "{warnings}"
+    );
+    let (_, warnings) = check(&group("bash_code_execute_tool"), &KnownTools::runtime());
+    assert!(
+        warnings.ends_with("as written the hook never runs"),
+        "{warnings}"
+    );
 }
 
 #[test]

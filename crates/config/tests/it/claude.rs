@@ -1,0 +1,139 @@
+//! Hooks in Claude Code's shape: where they come from (settings.json, a plugin's
+//! `hooks/hooks.json`, a skill), what their specs say, and what the assembler registers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use tollgate_config::{Assembler, Dialect, HookFile, Policy, Skill, Trust};
+use tollgate_core::Dispatcher;
+use tollgate_handlers::ClassTable;
+use tollgate_protocol::claude_code::ClaudeContext;
+use tollgate_protocol::{HookSource, Payload, PayloadCommon, ToolCall};
+
+use crate::lines;
+
+#[test]
+fn a_field_strict_yaml_rejects_costs_that_field_not_the_skills_hooks() {
+    let text = "---\nname: review\nargument-hint: [file] [mode]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - {type: command, command: ./guard.sh}\n---\n";
+    let skill = Skill::parse(Path::new("skills/review/SKILL.md"), text).unwrap();
+    assert_eq!(skill.name, "review");
+    assert_eq!(skill.hooks.len(), 1);
+    let warnings = lines(&skill.warnings);
+    assert!(
+        warnings.starts_with("argument-hint: not valid YAML (") && warnings.contains("at line 3"),
+        "{warnings}"
+    );
+    // A broken `hooks` block, a repeated key and the alias limits still reject the file.
+    for bad in [
+        "---\nargument-hint: [a] [b]\nhooks: [\n---\n",
+        "---\nargument-hint: [a] [b]\nname: a\nname: b\n---\n",
+    ] {
+        assert!(Skill::parse(Path::new("SKILL.md"), bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn settings_json_hooks_load_in_claude_codes_dialect() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(
+        &path,
+        r#"{"permissions": {"allow": ["Bash(ls)"]}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0", "statusMessage": "Checking"}]}], "Stop": [{"hooks": [{"type": "command", "command": "exit 0"}]}]}}"#,
+    )
+    .unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    assert_eq!(file.hooks.len(), 2);
+    assert_eq!(file.hooks[0].source, HookSource::UserConfig);
+    let events: Vec<String> = file
+        .hooks
+        .iter()
+        .map(|h| match &h.dialect {
+            Dialect::ClaudeCode(c) => c.event_name.clone(),
+            _ => "native".into(),
+        })
+        .collect();
+    assert_eq!(events, ["PreToolUse", "Stop"]);
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&file.hooks);
+    let assembled = assembler.finish();
+    let hook = &assembled.hooks[0];
+    assert_eq!(
+        (
+            hook.dialect,
+            hook.matcher.as_deref(),
+            hook.status_message.as_deref(),
+            hook.timeout_sec
+        ),
+        (Some("claude_code"), Some("Bash"), Some("Checking"), 600)
+    );
+}
+
+#[test]
+fn a_plugins_hooks_json_knows_its_plugin_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().join("my-plugin");
+    std::fs::create_dir_all(root.join("hooks")).unwrap();
+    let path = root.join("hooks/hooks.json");
+    std::fs::write(
+        &path,
+        r#"{"description": "formatter", "hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/format.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    let hook = &file.hooks[0];
+    assert_eq!(hook.source, HookSource::Plugin);
+    assert_eq!(hook.name, "plugin:my-plugin/PostToolUse[0].hooks[0]");
+    let Dialect::ClaudeCode(claude) = &hook.dialect else {
+        panic!("native")
+    };
+    assert_eq!(claude.plugin_root.as_deref(), Some(root.as_path()));
+    // The line names the literal script, substituted before the analyzer vetted it.
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&file.hooks);
+    let assembled = assembler.finish();
+    assert_eq!(
+        assembled.hooks[0].command.as_deref(),
+        Some(root.join("scripts/format.sh").to_str().unwrap())
+    );
+    assert!(
+        lines(&assembled.warnings).contains("scripts/format.sh"),
+        "a missing script is reported by its literal path: {}",
+        lines(&assembled.warnings)
+    );
+}
+
+#[tokio::test]
+async fn the_assembled_registry_matches_claude_codes_names() {
+    let text = "---\nname: guard\nhooks:\n  PreToolUse:\n    - matcher: Write\n      hooks:\n        - {type: command, command: 'echo no >&2; exit 2'}\n---\n";
+    let skill = Skill::parse(Path::new("skills/guard/SKILL.md"), text).unwrap();
+    let classes = ClassTable::builtin();
+    let workspace = tempfile::tempdir().unwrap();
+    let context = ClaudeContext {
+        cwd: workspace.path().to_path_buf(),
+        ..ClaudeContext::default()
+    };
+    let mut assembler = Assembler::new(&classes, Policy::default()).claude_context(context);
+    assembler.add_specs(&skill.hooks);
+    let dispatcher = Dispatcher::new(assembler.finish().builder.build().unwrap());
+    let call = |tool: &str, input| {
+        Arc::new(Payload::new(
+            PayloadCommon::default(),
+            ToolCall {
+                tool_name: tool.into(),
+                tool_call_id: "c1".into(),
+                tool_input: input,
+            },
+        ))
+    };
+    let write = dispatcher
+        .dispatch(call("write_file", json!({"path": "a", "content": "x"})))
+        .await;
+    assert!(write.decision.is_deny(), "{:?}", write.runs);
+    let bash = dispatcher
+        .dispatch(call("bash_code_execute_tool", json!({"command": "ls"})))
+        .await;
+    assert_eq!(bash.runs.len(), 0);
+}
