@@ -44,6 +44,7 @@ use tollgate_core::{
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;
+use tollgate_protocol::claude_code::ClaudeContext;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
     EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall, ToolCancelled,
@@ -62,6 +63,7 @@ use crate::tools::{
 use crate::trace::{Origin, Step, Trace, TraceSink};
 
 mod admit;
+mod claude;
 mod delegate;
 mod protect;
 mod resume;
@@ -99,6 +101,12 @@ pub struct Services {
     /// Who may decide an ask when neither the agent file nor an admin file lists approvers
     /// (a server: its approver tokens); empty: the OS user running the agent.
     pub default_approvers: Vec<String>,
+    /// The run's trace file, which hooks declared in Claude Code's shape get as
+    /// `transcript_path` (empty when the run writes none).
+    pub transcript: Option<PathBuf>,
+    /// Claude Code's `permission_mode` for those hooks: `default`, or `dontAsk` when asks are
+    /// denied at once.
+    pub permission_mode: String,
 }
 
 impl Default for Services {
@@ -112,6 +120,8 @@ impl Default for Services {
             source: "runtime".into(),
             protected: Vec::new(),
             default_approvers: Vec::new(),
+            transcript: None,
+            permission_mode: "default".into(),
         }
     }
 }
@@ -440,6 +450,21 @@ pub fn assemble(
     classes: &ClassTable,
     admin: &[HookFile],
 ) -> Result<Assembly, String> {
+    assemble_for(def, selected, classes, admin, ClaudeContext::default())
+}
+
+/// [`assemble`] for a session whose hooks declared in Claude Code's shape see `claude` (its
+/// workspace, transcript, permission mode, sub-agent).
+///
+/// # Errors
+/// As [`assemble`].
+pub fn assemble_for(
+    def: &AgentDef,
+    selected: &[String],
+    classes: &ClassTable,
+    admin: &[HookFile],
+    claude: ClaudeContext,
+) -> Result<Assembly, String> {
     let unknown: Vec<String> = def
         .skills
         .unknown(selected)
@@ -454,7 +479,7 @@ pub fn assemble(
     let policy = Policy::from_admin(admin);
     let shell = shell_policy(def, &policy.sandbox);
     let shell_env = policy.sandbox.shell_tool.env.clone();
-    let mut assembler = Assembler::new(classes, policy);
+    let mut assembler = Assembler::new(classes, policy).claude_context(claude);
     for file in admin {
         assembler.add_specs(&file.hooks);
     }
@@ -527,6 +552,8 @@ struct Session<'s> {
     soft_deadline: Option<Instant>,
     cancel_cause: Arc<OnceLock<String>>,
     tasks: AtomicU32,
+    /// What `SessionStart` hooks' `CLAUDE_ENV_FILE`s set for the shell tool.
+    hook_env: Arc<OnceLock<Vec<(String, String)>>>,
 }
 
 /// Ids a trace line is about.
@@ -586,7 +613,9 @@ impl<'s> Session<'s> {
                 &warning.message,
             ));
         }
-        let assembly = assemble(&def, &skills, &services.classes, &services.admin)
+        let origin = trace.origin().clone();
+        let context = claude::context(services, &workspace, depth, &origin.session_id, &def.name);
+        let assembly = assemble_for(&def, &skills, &services.classes, &services.admin, context)
             .map_err(|e| fail(&trace, e))?;
         for name in &assembly.unknown_skills {
             trace.emit(warning_step(
@@ -681,7 +710,10 @@ impl<'s> Session<'s> {
             ),
             None => ShellContainment::Off,
         };
-        let bash = BashTool::new(shell).with_env(shell_env);
+        let hook_env: Arc<OnceLock<Vec<(String, String)>>> = Arc::default();
+        let bash = BashTool::new(shell)
+            .with_env(shell_env)
+            .with_session_env(Arc::clone(&hook_env));
         let database = def.database.as_ref().map(|d| workspace.join(d));
         if let (Some(path), Some(seed)) = (&database, &def.seed) {
             tools::sql::seed_database(path, seed).await.map_err(|e| {
@@ -700,7 +732,6 @@ impl<'s> Session<'s> {
         if def.tools.iter().any(|t| t == CALL_AGENT_TOOL) {
             specs.push(call_agent_spec(&def));
         }
-        let origin = trace.origin().clone();
         let common = PayloadCommon {
             session_id: origin.session_id.clone(),
             run_id: origin.run_id.clone(),
@@ -744,6 +775,7 @@ impl<'s> Session<'s> {
             soft_deadline,
             cancel_cause,
             tasks: AtomicU32::new(0),
+            hook_env,
         })
     }
 
@@ -811,7 +843,8 @@ impl<'s> Session<'s> {
     /// Everything from `session_start` to the last model turn (not `session_end`).
     fn run_body<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Ending> {
         Box::pin(async move {
-            self.emit(EventData::SessionStart, About::Session).await;
+            let start = self.emit(EventData::SessionStart, About::Session).await;
+            let _ = self.hook_env.set(claude::session_env(&start));
             if let Some(status) = self.stopping() {
                 return Ending::new(status, 0);
             }
@@ -832,8 +865,9 @@ impl<'s> Session<'s> {
             if !self.def.system_prompt.is_empty() {
                 messages.push(Message::text(Role::System, self.def.system_prompt.clone()));
             }
-            self.react(self.opening(prompt, &turn.additional_context), 0)
-                .await
+            let mut context = start.additional_context;
+            context.extend(turn.additional_context);
+            self.react(self.opening(prompt, &context), 0).await
         })
     }
 

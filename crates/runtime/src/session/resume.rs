@@ -89,10 +89,25 @@ pub(super) struct Recorded {
     pub(super) workspace: Option<String>,
     /// The context hooks added to the prompt; `Some` once `user_turn` was dispatched.
     pub(super) user_context: Option<Vec<String>>,
+    /// The context `session_start` hooks added, and the variables their env files set.
+    pub(super) start_context: Vec<String>,
+    pub(super) start_env: Vec<(String, String)>,
     pub(super) turns: Vec<RecordedTurn>,
     /// The session's recorded end: `(status, turns, error)`.
     pub(super) ended: Option<(String, u32, Option<String>)>,
     pub(super) answer: Option<String>,
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn text(line: &Value, key: &str) -> Option<String> {
@@ -165,6 +180,12 @@ impl Journal {
                     }
                 }
                 "session_start" => recorded.workspace = text(line, "workspace"),
+                "dispatch" if text(line, "event").as_deref() == Some("session_start") => {
+                    recorded.start_context = strings(line.get("additional_context"));
+                    let effects = line.get("side_effects").and_then(Value::as_array);
+                    recorded.start_env =
+                        super::claude::recorded_env(effects.map_or(&[], Vec::as_slice));
+                }
                 "dispatch" if text(line, "event").as_deref() == Some("user_turn") => {
                     let context = line
                         .get("additional_context")
@@ -205,9 +226,12 @@ impl Session<'_> {
     /// settled (recorded, interrupted, or admitted again), then the loop continues. A journal
     /// that stopped before the prompt was admitted starts over from the prompt.
     pub(super) async fn resume_body(&self, prompt: &str, recorded: Recorded) -> Ending {
-        let Some(context) = recorded.user_context else {
+        let Some(turn_context) = recorded.user_context else {
             return self.run_body(prompt).await;
         };
+        let _ = self.hook_env.set(recorded.start_env);
+        let mut context = recorded.start_context;
+        context.extend(turn_context);
         let mut messages = self.opening(prompt, &context);
         let turns = u32::try_from(recorded.turns.len()).unwrap_or(u32::MAX);
         let Some((last, earlier)) = recorded.turns.split_last() else {

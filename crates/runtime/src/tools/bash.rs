@@ -10,6 +10,7 @@
 //! user namespaces.
 
 use std::process::Stdio;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -49,6 +50,7 @@ pub enum ShellContainment {
 pub struct BashTool {
     containment: ShellContainment,
     passthrough: Vec<String>,
+    session_env: Arc<OnceLock<Vec<(String, String)>>>,
 }
 
 impl BashTool {
@@ -57,7 +59,17 @@ impl BashTool {
         Self {
             containment,
             passthrough: Vec::new(),
+            session_env: Arc::default(),
         }
+    }
+
+    /// Sets these variables for every command once the session has them: what Claude Code
+    /// `SessionStart` hooks wrote to their `CLAUDE_ENV_FILE` (already checked: no `PATH`,
+    /// `LD_*`, … that would change what the analyzer vetted).
+    #[must_use]
+    pub fn with_session_env(mut self, vars: Arc<OnceLock<Vec<(String, String)>>>) -> Self {
+        self.session_env = vars;
+        self
     }
 
     /// Passes these variables of the runtime's environment to commands (besides `PATH`,
@@ -76,6 +88,10 @@ impl BashTool {
             })
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect();
+        for (name, value) in self.session_env.get().into_iter().flatten() {
+            vars.retain(|(n, _)| n != name);
+            vars.push((name.clone(), value.clone()));
+        }
         vars.push((
             "TOLLGATE_WORKSPACE".into(),
             env.workspace.to_string_lossy().into_owned(),

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approval;
+mod claude;
 mod contained;
 mod delegation;
 mod isolation;
