@@ -208,6 +208,9 @@ struct Ending {
     answer: Option<String>,
     error: Option<String>,
     turns: u32,
+    /// `session_end` was already dispatched (a completed session asks its hooks whether to
+    /// keep working before it ends).
+    dispatched: bool,
 }
 
 impl Ending {
@@ -217,6 +220,7 @@ impl Ending {
             answer: None,
             error: None,
             turns,
+            dispatched: false,
         }
     }
 
@@ -554,6 +558,8 @@ struct Session<'s> {
     tasks: AtomicU32,
     /// What `SessionStart` hooks' `CLAUDE_ENV_FILE`s set for the shell tool.
     hook_env: Arc<OnceLock<Vec<(String, String)>>>,
+    /// How many times hooks kept this completed session working.
+    kept: AtomicU32,
 }
 
 /// Ids a trace line is about.
@@ -776,6 +782,7 @@ impl<'s> Session<'s> {
             cancel_cause,
             tasks: AtomicU32::new(0),
             hook_env,
+            kept: AtomicU32::new(0),
         })
     }
 
@@ -921,10 +928,19 @@ impl<'s> Session<'s> {
                 let text = answer.content.clone().unwrap_or_default();
                 self.trace
                     .emit(Step::new("answer", json!({"content": text})));
-                return Ending {
+                let ending = Ending {
                     answer: Some(text),
+                    dispatched: true,
                     ..Ending::new(EndStatus::Completed, turns)
                 };
+                match self.completed(&ending).await {
+                    Some(reason) => {
+                        messages.push(answer);
+                        messages.push(claude::feedback(&reason));
+                        continue;
+                    }
+                    None => return ending,
+                }
             }
             let calls = answer.tool_calls.clone();
             messages.push(answer);
@@ -1138,16 +1154,15 @@ impl<'s> Session<'s> {
             .error
             .clone()
             .or_else(|| (ending.status == EndStatus::TimedOut).then(|| "timed out".to_owned()));
-        self.emit(
-            SessionEnd {
+        if !ending.dispatched {
+            let end = SessionEnd {
                 status,
                 error: error.clone(),
                 answer: ending.answer.clone(),
-                continued: 0,
-            },
-            About::Session,
-        )
-        .await;
+                continued: self.kept.load(Ordering::Relaxed),
+            };
+            self.emit(end, About::Session).await;
+        }
         self.trace.emit(Step::new(
             "session_end",
             json!({"status": ending.status.as_str(), "turns": ending.turns, "error": error}),

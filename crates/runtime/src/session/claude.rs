@@ -6,10 +6,19 @@ use std::path::Path;
 
 use serde_json::Value;
 use tollgate_core::DispatchOutcome;
-use tollgate_handlers::claude::CLAUDE_ENV;
+use tollgate_handlers::claude::{CLAUDE_ENV, KEEP_WORKING};
 use tollgate_protocol::claude_code::{ClaudeContext, SubAgent};
 
-use super::Services;
+use serde_json::json;
+use tollgate_protocol::{SessionEnd, SessionEndStatus};
+
+use super::{About, Ending, Services, Session};
+use crate::model::{Message, Role};
+use crate::trace::Step;
+
+/// How many times in a row hooks may keep a completed session going, as Claude Code caps
+/// consecutive `Stop` blocks; then the session ends as it would have.
+pub const MAX_KEEP_WORKING: u32 = 8;
 
 /// The context of a session at `depth` working in `workspace`: a sub-agent's hooks are told
 /// which one it is.
@@ -70,4 +79,60 @@ fn env_from<'a>(details: impl Iterator<Item = &'a Value>) -> Vec<(String, String
         }
     }
     vars
+}
+
+/// Why a hook keeps a completed session working (its `keep_working` side effect), if one
+/// does.
+pub(super) fn keep_working(end: &DispatchOutcome) -> Option<String> {
+    end.side_effects
+        .iter()
+        .find(|e| e.effect.kind == KEEP_WORKING)
+        .map(|e| {
+            e.effect
+                .detail
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("a hook asked to keep working")
+                .to_owned()
+        })
+}
+
+/// What the model reads when a hook keeps the session working: the hook's reason, as the next
+/// user message.
+pub(super) fn feedback(reason: &str) -> Message {
+    Message::text(Role::User, format!("[hook feedback] {reason}"))
+}
+
+impl Session<'_> {
+    /// `session_end` for a session whose model answered without tool calls. Returns the
+    /// reason to go on when a hook keeps it working (Claude Code's `Stop` block), at most
+    /// [`MAX_KEEP_WORKING`] times in a row; `None` when the session ends (this was its
+    /// `session_end`).
+    pub(super) async fn completed(&self, ending: &Ending) -> Option<String> {
+        let continued = self.kept.load(std::sync::atomic::Ordering::Relaxed);
+        let end = SessionEnd {
+            status: SessionEndStatus::Completed,
+            error: None,
+            answer: ending.answer.clone(),
+            continued,
+        };
+        let reason = keep_working(&self.emit(end, About::Session).await)?;
+        if continued >= MAX_KEEP_WORKING {
+            let why = format!(
+                "a hook asked to keep working {} times in a row; the session ends (\"{reason}\" \
+                 is not followed)",
+                continued + 1
+            );
+            self.trace
+                .emit(super::warning_step(&self.def.path, "hooks.Stop", &why));
+            return None;
+        }
+        self.kept
+            .store(continued + 1, std::sync::atomic::Ordering::Relaxed);
+        self.trace.emit(Step::new(
+            "keep_working",
+            json!({"reason": reason, "continued": continued + 1}),
+        ));
+        Some(reason)
+    }
 }

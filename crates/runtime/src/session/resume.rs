@@ -57,6 +57,8 @@ pub(super) struct RecordedCall {
 pub(super) struct RecordedTurn {
     pub(super) content: Option<String>,
     pub(super) calls: Vec<RecordedCall>,
+    /// Why a hook kept the session working after this answer, when one did.
+    pub(super) feedback: Option<String>,
 }
 
 impl RecordedTurn {
@@ -180,6 +182,11 @@ impl Journal {
                     }
                 }
                 "session_start" => recorded.workspace = text(line, "workspace"),
+                "keep_working" => {
+                    if let Some(turn) = recorded.turns.last_mut() {
+                        turn.feedback = text(line, "reason");
+                    }
+                }
                 "dispatch" if text(line, "event").as_deref() == Some("session_start") => {
                     recorded.start_context = strings(line.get("additional_context"));
                     let effects = line.get("side_effects").and_then(Value::as_array);
@@ -237,6 +244,13 @@ impl Session<'_> {
         let Some((last, earlier)) = recorded.turns.split_last() else {
             return self.react(messages, 0).await;
         };
+        let kept = recorded
+            .turns
+            .iter()
+            .filter(|t| t.feedback.is_some())
+            .count();
+        self.kept
+            .store(u32::try_from(kept).unwrap_or(u32::MAX), Ordering::Relaxed);
         for turn in earlier {
             messages.push(turn.message());
             for call in &turn.calls {
@@ -246,8 +260,13 @@ impl Session<'_> {
                     .unwrap_or_else(|| INTERRUPTED.into());
                 messages.push(Message::tool(call.id.clone(), content));
             }
+            messages.extend(turn.feedback.as_deref().map(super::claude::feedback));
         }
         messages.push(last.message());
+        if let Some(reason) = &last.feedback {
+            messages.push(super::claude::feedback(reason));
+            return self.react(messages, turns).await;
+        }
         if last.calls.is_empty() {
             let text = last.content.clone().unwrap_or_default();
             if recorded.answer.is_none() {
@@ -337,6 +356,7 @@ fn recorded_turn(line: &Value) -> RecordedTurn {
     RecordedTurn {
         content: text(line, "content"),
         calls,
+        feedback: None,
     }
 }
 
@@ -356,6 +376,45 @@ mod tests {
             map.extend(more);
         }
         line
+    }
+
+    #[test]
+    fn hook_context_env_and_kept_answers_are_read_back() {
+        let journal = Journal::new(vec![
+            line(0, 0, "session_start", json!({"workspace": "/w"})),
+            line(
+                1,
+                0,
+                "dispatch",
+                json!({"event": "session_start", "additional_context": ["ctx"], "side_effects": [
+                    {"kind": "claude_env", "detail": {"set": {"A": "1"}, "skipped": []}, "hook": "h"},
+                    {"kind": "other", "detail": {"set": {"B": "2"}}, "hook": "h"}
+                ]}),
+            ),
+            line(
+                2,
+                0,
+                "dispatch",
+                json!({"event": "user_turn", "additional_context": []}),
+            ),
+            line(
+                3,
+                0,
+                "model_turn",
+                json!({"turn": 1, "content": "done?", "tool_calls": []}),
+            ),
+            line(4, 0, "answer", json!({"content": "done?"})),
+            line(
+                5,
+                0,
+                "keep_working",
+                json!({"reason": "run the tests", "continued": 1}),
+            ),
+        ]);
+        let recorded = journal.recorded();
+        assert_eq!(recorded.start_context, ["ctx"]);
+        assert_eq!(recorded.start_env, [("A".to_owned(), "1".to_owned())]);
+        assert_eq!(recorded.turns[0].feedback.as_deref(), Some("run the tests"));
     }
 
     #[test]

@@ -248,3 +248,68 @@ async fn a_session_start_hooks_env_file_reaches_later_shell_commands() {
         json!(["the deploy window is closed"])
     );
 }
+
+/// A Stop hook in Claude Code's style: block once, then let the session end when
+/// `stop_hook_active` says it already did.
+const STOP_ONCE: &str = r#"hooks:
+  Stop:
+    - hooks:
+        - type: command
+          command: |-
+            jq -e .stop_hook_active >/dev/null; case $? in 0) exit 0;; 1) echo '{"decision": "block", "reason": "run the tests first"}';; *) exit 3;; esac
+"#;
+
+#[tokio::test]
+async fn a_stop_hook_that_blocks_once_keeps_the_run_going_one_more_turn() {
+    let (_tmp, dir) = agent_dir();
+    write(&dir, &[("hooks.yaml", STOP_ONCE)]);
+    let script = [
+        answer("done, I think"),
+        call(
+            "c1",
+            "bash_code_execute_tool",
+            json!({"command": "echo tests pass"}),
+        ),
+        answer("tests pass, done"),
+    ];
+    let path = agent(&dir, "hooks: [hooks.yaml]\n", &script);
+    let (report, lines) = run_agent(&path, "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert_eq!(report.turns, 3);
+    assert_eq!(report.answer.as_deref(), Some("tests pass, done"));
+    let kept = of(&lines, "keep_working");
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0]["reason"], "run the tests first");
+    // session_end fired for each ending the model reached: the one a hook refused, then the
+    // real one; the trace's own `session_end` step is written once.
+    let ends = dispatches(&lines, "session_end");
+    assert_eq!(ends.len(), 2);
+    assert_eq!(of(&lines, "session_end").len(), 1);
+    assert_eq!(of(&lines, "observation").len(), 1);
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_always_blocks_is_capped() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "hooks.yaml",
+            "hooks:\n  Stop:\n    - hooks:\n        - {type: command, command: 'echo never done >&2; exit 2'}\n",
+        )],
+    );
+    let script: Vec<String> = (0..12).map(|i| answer(&format!("answer {i}"))).collect();
+    let path = agent(&dir, "max_turns: 20\nhooks: [hooks.yaml]\n", &script);
+    let (report, lines) = run_agent(&path, "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert_eq!(of(&lines, "keep_working").len(), 8);
+    assert_eq!(report.turns, 9);
+    let warnings = of(&lines, "warning");
+    assert!(
+        warnings.iter().any(|w| w["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("9 times in a row")),
+        "{warnings:?}"
+    );
+}
