@@ -310,14 +310,30 @@ fn print_text(report: &Report, out: &mut impl Write) -> Result<()> {
 
 fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
     let h = &report.hook;
-    let tools = h.tools.as_ref().map_or("*".to_owned(), |t| t.join(", "));
+    let tools = match h.dialect {
+        // Claude Code's matcher, on Claude Code's tool names (`Bash`, `Write`, …).
+        Some(_) => {
+            let mut text = format!("matcher: {}", h.matcher.as_deref().unwrap_or("*"));
+            if let Some(rule) = &h.rule {
+                text.push_str(&format!("; if: {rule}"));
+            }
+            text
+        }
+        None => format!(
+            "tools: {}",
+            h.tools.as_ref().map_or("*".to_owned(), |t| t.join(", "))
+        ),
+    };
     let mut line = format!("{} {} ({}, source {})", h.event, h.name, h.kind, h.source);
     if let Some(skill) = &report.skill {
         line.push_str(&format!(" — only in runs that select skill `{skill}`"));
     }
+    if h.dialect.is_some() {
+        line.push_str(" — Claude Code's shape: Claude Code's tool names and payload");
+    }
     writeln!(out, "  {}", escape_controls(&line))?;
     let settings = format!(
-        "tools: {tools}; priority {}; timeout {} s; {}{}",
+        "{tools}; priority {}; timeout {} s; {}{}",
         h.priority,
         h.timeout_sec,
         h.failure_mode,
@@ -328,6 +344,9 @@ fn print_hook(report: &HookReport, out: &mut impl Write) -> Result<()> {
         }
     );
     writeln!(out, "    {}", escape_controls(&settings))?;
+    if let Some(message) = &h.status_message {
+        writeln!(out, "    status message: {}", escape_controls(message))?;
+    }
     if let (Some(command), Some(verdict)) = (&h.command, report.verdict) {
         let command = escape_controls(command);
         writeln!(out, "    command: {command}  [analyzer: {verdict}]")?;

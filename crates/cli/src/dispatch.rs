@@ -24,6 +24,13 @@
 //! "failure_mode","duration_ms","rewrote"}]}`. `--repeat N` dispatches the same payload N times
 //! through the same registry (stateful hooks such as rate limits see every call).
 //!
+//! `--protocol claude-code` reads the payload as Claude Code writes it to a hook's stdin
+//! (`hook_event_name`, `tool_name: "Bash"`, `tool_input.command`, `cwd`, …), as it is: the
+//! event comes from `hook_event_name` (`--event` may be left out, and must agree when given),
+//! the call is mapped to the runtime's tools, and hooks declared in Claude Code's shape see
+//! the payload's `cwd`, `transcript_path` and `permission_mode`
+//! ([`tollgate_protocol::claude_code::from_claude_payload`]).
+//!
 //! Exit status: 0 when dispatched, whatever the decision; 1 when the configuration cannot be
 //! built (unreadable file, agent class error); 2 on bad arguments or a bad payload.
 
@@ -38,6 +45,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher};
 use tollgate_handlers::text::escape_controls_json;
+use tollgate_protocol::claude_code::{ClaudeContext, from_claude_payload};
 use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
 use tollgate_protocol::{Event, Payload};
 
@@ -49,16 +57,31 @@ pub struct Dispatch {
     #[command(flatten)]
     sources: HookSources,
     /// The event: canonical name (`pre_tool_use`), alias (`PreToolUse`) or `custom:<name>`.
-    #[arg(long, value_name = "NAME", value_parser = parse_event)]
-    event: Event,
+    /// Optional with `--protocol claude-code` (the payload's `hook_event_name` names it).
+    #[arg(long, value_name = "NAME", value_parser = parse_event,
+          required_unless_present = "protocol")]
+    event: Option<Event>,
     /// The payload as a JSON object, or `@FILE` (`@-` for stdin).
     #[arg(long, value_name = "JSON|@FILE")]
     payload: String,
+    /// Whose payload `--payload` is: tollgate's wire payload (the default) or the one Claude
+    /// Code writes to a hook's stdin.
+    #[arg(long, value_enum, value_name = "PROTOCOL")]
+    protocol: Option<Protocol>,
     /// Dispatch the same payload N times through one registry, one JSON line each (exercises
     /// stateful hooks such as `ConnectorRateLimitHook`).
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+}
+
+/// The shape of `--payload`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Protocol {
+    /// tollgate's wire payload (`tollgate schema payload`).
+    Tollgate,
+    /// Claude Code's hook input, as Claude Code writes it to stdin.
+    ClaudeCode,
 }
 
 fn parse_event(name: &str) -> std::result::Result<Event, String> {
@@ -75,14 +98,34 @@ pub fn run(args: Dispatch, out: &mut impl Write) -> Result<ExitCode> {
         Ok(value) => value,
         Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
     };
-    let policy = match args.sources.build() {
-        Ok(policy) => policy,
-        Err((code, message)) => return Ok(fail(code, &message)),
+    let (policy, payload) = if args.protocol == Some(Protocol::ClaudeCode) {
+        let (payload, context) = match from_claude(args.event.as_ref(), value) {
+            Ok(read) => read,
+            Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
+        };
+        let policy = match args.sources.build_for(context) {
+            Ok(policy) => policy,
+            Err((code, message)) => return Ok(fail(code, &message)),
+        };
+        let payload = with_agent(payload, policy.agent.as_ref().map(|a| &a.metadata));
+        (policy, payload)
+    } else {
+        let policy = match args.sources.build() {
+            Ok(policy) => policy,
+            Err((code, message)) => return Ok(fail(code, &message)),
+        };
+        let Some(event) = &args.event else {
+            return Ok(fail(
+                2,
+                "--event is required (or pass --protocol claude-code)",
+            ));
+        };
+        match to_payload(event, value, &policy) {
+            Ok(payload) => (policy, payload),
+            Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
+        }
     };
-    let payload = match to_payload(&args.event, value, &policy) {
-        Ok(payload) => Arc::new(payload),
-        Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
-    };
+    let payload = Arc::new(payload);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -169,6 +212,52 @@ fn to_payload(
     }
     let wire = PayloadWire::from_json(Value::Object(object)).map_err(|e| e.to_string())?;
     Payload::try_from(wire).map_err(|e| e.to_string())
+}
+
+/// A Claude Code payload, read as it is; `--event`, when given, must name the same event.
+fn from_claude(
+    event: Option<&Event>,
+    value: Value,
+) -> std::result::Result<(Payload, ClaudeContext), String> {
+    let (mut payload, mut context) = from_claude_payload(value).map_err(|e| e.to_string())?;
+    if let Some(event) = event
+        && payload.event() != *event
+    {
+        return Err(format!(
+            "the payload's hook_event_name is `{}`, not --event `{event}`",
+            payload.event()
+        ));
+    }
+    if context.cwd.as_os_str().is_empty() {
+        context.cwd = std::env::current_dir().unwrap_or_default();
+    }
+    let id = generated_id();
+    let common = &mut payload.common;
+    for (field, prefix) in [
+        (&mut common.session_id, "cli-session"),
+        (&mut common.run_id, "cli-run"),
+        (&mut common.trace_id, "cli-trace"),
+    ] {
+        if field.is_empty() {
+            *field = format!("{prefix}-{id}");
+        }
+    }
+    Ok((payload, context))
+}
+
+/// With `--agent`, the payload's metadata gets the agent's (as in a run; keys the payload has
+/// win).
+fn with_agent(mut payload: Payload, metadata: Option<&Map<String, Value>>) -> Payload {
+    if let Some(metadata) = metadata {
+        for (key, value) in metadata {
+            payload
+                .common
+                .metadata
+                .entry(key.clone())
+                .or_insert_with(|| value.clone());
+        }
+    }
+    payload
 }
 
 fn fill_defaults(object: &mut Map<String, Value>, agent_id: &str) {

@@ -18,7 +18,8 @@ use tollgate_config::{HookFile, KnownTools, Skill, Trust, Warning, unmatched_too
 use tollgate_core::Registry;
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::text::escape_controls;
-use tollgate_runtime::{AgentDef, ConfigShape, RuntimeGate, assemble, config_shape_of};
+use tollgate_protocol::claude_code::ClaudeContext;
+use tollgate_runtime::{AgentDef, ConfigShape, RuntimeGate, assemble_for, config_shape_of};
 
 /// The hook sources of a run, as command-line flags.
 #[derive(Debug, Args)]
@@ -85,12 +86,21 @@ impl HookSources {
     /// The exit status and a message: 1 when a file cannot be read or parsed or the hooks
     /// cannot be built, 2 for a `--skill` that is neither a skill of the agent nor a file.
     pub fn build(&self) -> Result<Policy, (u8, String)> {
+        self.build_for(ClaudeContext::default())
+    }
+
+    /// [`HookSources::build`] for hooks declared in Claude Code's shape that see `claude` (the
+    /// workspace, transcript and permission mode of a Claude Code payload).
+    ///
+    /// # Errors
+    /// As [`HookSources::build`].
+    pub fn build_for(&self, claude: ClaudeContext) -> Result<Policy, (u8, String)> {
         let admin = load_admin(&self.admin).map_err(|e| (1, e))?;
         let (def, selected) = agent_for_run(self.agent.as_deref(), &self.hooks, &self.skills)?;
         for warning in admin.iter().flat_map(|f| &f.warnings).chain(&def.warnings) {
             warn(warning);
         }
-        let assembly = assemble(&def, &selected, &ClassTable::builtin(), &admin)
+        let assembly = assemble_for(&def, &selected, &ClassTable::builtin(), &admin, claude)
             .map_err(|e| (1, format!("{}: {e}", def.path)))?;
         for warning in &assembly.warnings {
             warn(warning);

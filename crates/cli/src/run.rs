@@ -126,8 +126,8 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let console = Arc::new(Console::new());
     let approvals_db =
         (!args.no_approvals).then(|| args.db.clone().unwrap_or_else(crate::approvals::default_db));
-    let mut sinks: Vec<Arc<dyn TraceSink>> =
-        vec![Arc::new(Renderer::new(Arc::clone(&console), approvals_db))];
+    let renderer = Renderer::new(Arc::clone(&console), approvals_db).with_status_messages(&agent);
+    let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(renderer)];
     if let Some(path) = &args.trace {
         let config = std::iter::once(agent.path.as_str())
             .chain(agent.hook_files.iter().map(|f| f.path.as_str()))
@@ -194,6 +194,12 @@ pub fn run(args: Run) -> Result<ExitCode> {
             Vec::new()
         } else {
             tollgate_approval::database_files(&db)
+        },
+        transcript: args.trace.clone(),
+        permission_mode: if args.no_approvals {
+            "dontAsk".into()
+        } else {
+            "default".into()
         },
         ..Services::default()
     };
@@ -360,6 +366,8 @@ struct Renderer {
     failures: failures::Failures,
     /// The approval database, for the command a waiting line shows.
     db: Option<PathBuf>,
+    /// The `statusMessage` of hooks declared in Claude Code's shape, by hook name.
+    status: std::collections::HashMap<String, String>,
 }
 
 impl Renderer {
@@ -368,7 +376,33 @@ impl Renderer {
             console,
             failures: failures::Failures::default(),
             db,
+            status: std::collections::HashMap::new(),
         }
+    }
+
+    /// Shows the `statusMessage` of the agent's hooks (its hook files' and skills') when they
+    /// run.
+    fn with_status_messages(mut self, agent: &tollgate_runtime::AgentDef) -> Self {
+        let names: Vec<String> = agent
+            .skills
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let skills = agent.skills.hooks_for(&names);
+        let specs = agent
+            .hook_files
+            .iter()
+            .flat_map(|f| &f.hooks)
+            .chain(&skills);
+        for spec in specs {
+            if let tollgate_config::Dialect::ClaudeCode(claude) = &spec.dialect
+                && let Some(message) = &claude.status_message
+            {
+                self.status.insert(spec.name.clone(), message.clone());
+            }
+        }
+        self
     }
 }
 
@@ -436,10 +470,22 @@ impl TraceSink for Renderer {
                 console.spin(format!("hooks: pre_tool_use for {}", field("tool_name")));
             }
             "hook_run" => {
+                if let Some(message) = line
+                    .get("hook")
+                    .and_then(Value::as_str)
+                    .and_then(|hook| self.status.get(hook))
+                    .filter(|_| line.get("detached").is_none())
+                {
+                    console.say(&format!("{pad}  · {}", shorten(message, 200)));
+                }
                 if let Some(late) = self.failures.hook_run(line, &pad, &tag) {
                     console.say(&late);
                 }
             }
+            "keep_working" => console.say(&format!(
+                "{pad}  ↻ {tag}a hook keeps the session working: {}",
+                shorten(&field("reason"), 300)
+            )),
             "dispatch" => {
                 render_dispatch(console, line, &pad);
                 for failed in self.failures.dispatch(line, &pad) {
@@ -582,6 +628,29 @@ impl TraceSink for Renderer {
 }
 
 fn render_dispatch(console: &Console, line: &TraceLine, pad: &str) {
+    // A hook's `systemMessage` (Claude Code's) is for the person running the agent.
+    let effects = line.get("side_effects").and_then(Value::as_array);
+    for effect in effects.into_iter().flatten() {
+        if effect.get("kind").and_then(Value::as_str) == Some("system_message") {
+            console.say(&format!(
+                "{pad}  ℹ {}: {}",
+                shorten(
+                    effect
+                        .get("hook")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    120
+                ),
+                shorten(
+                    effect
+                        .get("detail")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                    300
+                )
+            ));
+        }
+    }
     let field = |key: &str| {
         // Everything shown comes from models, tools and hooks: escaped.
         shorten(

@@ -10,6 +10,8 @@ mod agent_file;
 mod approvals;
 #[path = "cli/check.rs"]
 mod check;
+#[path = "cli/claude_code.rs"]
+mod claude_code;
 #[path = "cli/controls.rs"]
 mod controls;
 #[path = "cli/dispatch.rs"]

@@ -267,10 +267,11 @@ fn claude_tool_names_let_claude_code_rules_match() {
     let first = expected[0] as usize - 1;
     assert_eq!(report["calls"][first]["reason"], "no rm");
 
-    // Under the default mapping the tool is `bash_code_execute_tool`: a `Bash` rule matches
-    // nothing (docs/replay.md says so).
+    // Under the default mapping the tool is `bash_code_execute_tool`, but a hook in Claude
+    // Code's shape sees it as `Bash` with Claude Code's fields: it judges the same calls.
     let report = replay(&[&path, "--hooks", &hooks, "--json"]).json();
-    assert_eq!(indices_with(&report, "deny"), Vec::<u64>::new());
+    assert_eq!(indices_with(&report, "deny"), expected);
+    assert_eq!(report["calls"][first]["tool_name"], "bash_code_execute_tool");
 }
 
 // ---- payloads and the dry run --------------------------------------------------------------

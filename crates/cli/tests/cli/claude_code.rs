@@ -1,0 +1,224 @@
+//! Hooks written for Claude Code (`.claude/settings.json`, a plugin's `hooks/hooks.json`), through
+//! `tollgate check`, `tollgate dispatch --protocol claude-code` and `tollgate run`.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn tollgate(args: &[&str], dir: &Path, stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut input, stdin.unwrap_or_default().as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A project as Claude Code users have it: `.claude/settings.json` with a Python guard for
+/// `Bash` (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.py`, the documented form).
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = dir.path().join(".claude");
+    std::fs::create_dir_all(claude.join("hooks")).unwrap();
+    std::fs::write(
+        claude.join("hooks/guard.py"),
+        "import json, sys\nevent = json.load(sys.stdin)\nif event['tool_name'] == 'Bash' and event['tool_input']['command'].startswith('rm '):\n    print('no rm in ' + event['cwd'], file=sys.stderr)\n    sys.exit(2)\n",
+    )
+    .unwrap();
+    let settings = json!({
+        "permissions": {"allow": ["Bash(ls)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command",
+            "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py",
+            "statusMessage": "Checking the command",
+            "timeout": 30
+        }]}]}
+    });
+    std::fs::write(claude.join("settings.json"), settings.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn check_shows_the_hooks_of_a_claude_code_settings_json() {
+    let dir = project();
+    let root = dir.path().canonicalize().unwrap();
+    let output = tollgate(&["check", ".claude/settings.json"], &root, None);
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    assert!(!out.contains("no hooks"), "{out}");
+    assert!(
+        out.contains("matcher: Bash; priority 0; timeout 30 s"),
+        "{out}"
+    );
+    assert!(
+        out.contains("status message: Checking the command"),
+        "{out}"
+    );
+    // `$CLAUDE_PROJECT_DIR` (the directory check runs in) was substituted before vetting.
+    let guard = root.join(".claude/hooks/guard.py");
+    assert!(
+        out.contains(&format!(
+            "command: python3 {}  [analyzer: allow]",
+            guard.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        !out.contains("matches none of this runtime's tools"),
+        "{out}"
+    );
+
+    let output = tollgate(&["check", "--json", ".claude/settings.json"], &root, None);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let hook = &report["files"][0]["hooks"][0];
+    assert_eq!(
+        (&hook["dialect"], &hook["matcher"], &hook["status_message"]),
+        (
+            &json!("claude_code"),
+            &json!("Bash"),
+            &json!("Checking the command")
+        )
+    );
+}
+
+#[test]
+fn check_shows_a_plugins_hooks_json_with_its_literal_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().canonicalize().unwrap().join("fmt-plugin");
+    std::fs::create_dir_all(plugin.join("hooks")).unwrap();
+    std::fs::write(
+        plugin.join("hooks/hooks.json"),
+        r#"{"description": "formats files", "hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/format.sh", "async": true}]}]}}"#,
+    )
+    .unwrap();
+    let output = tollgate(&["check", "fmt-plugin/hooks/hooks.json"], dir.path(), None);
+    let out = text(&output);
+    assert!(out.contains("(command, source plugin)"), "{out}");
+    assert!(
+        out.contains(&format!("command: {}/scripts/format.sh", plugin.display())),
+        "{out}"
+    );
+    assert!(out.contains("fire and forget"), "{out}");
+    // The literal path is what the missing-program check looks up.
+    assert!(
+        out.contains(&format!("script `{}/scripts/format.sh`", plugin.display()))
+            || out.contains(&format!(
+                "`{}/scripts/format.sh` not found",
+                plugin.display()
+            )),
+        "{out}"
+    );
+}
+
+#[test]
+fn dispatch_reads_a_claude_code_payload_as_is() {
+    let dir = project();
+    let root = dir.path().canonicalize().unwrap();
+    let stdin = |command: &str| {
+        json!({
+            "session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": root,
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "x"}, "tool_use_id": "toolu_1"
+        })
+        .to_string()
+    };
+    let args = [
+        "dispatch",
+        "--protocol",
+        "claude-code",
+        "--payload",
+        "@-",
+        "--hooks",
+        ".claude/settings.json",
+    ];
+    let output = tollgate(&args, &root, Some(&stdin("rm -rf build")));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(line["event"], "pre_tool_use");
+    assert_eq!(line["decision"], "deny");
+    assert_eq!(line["reason"], format!("no rm in {}", root.display()));
+    let output = tollgate(&args, &root, Some(&stdin("ls")));
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(line["decision"], "allow");
+
+    let mut wrong = args.to_vec();
+    wrong.extend(["--event", "PostToolUse"]);
+    let output = tollgate(&wrong, &root, Some(&stdin("ls")));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let output = tollgate(&args, &root, Some(r#"{"hook_event_name": "Notification"}"#));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
+
+#[test]
+fn a_run_shows_status_messages_and_a_stop_hook_keeping_it_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let hooks = json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command", "statusMessage": "Looking at the command",
+            "command": "jq -c '{hookSpecificOutput: {hookEventName: .hook_event_name, additionalContext: (.permission_mode + \" \" + .transcript_path)}}'"
+        }]}],
+        "Stop": [{"hooks": [{"type": "command",
+            "command": "jq -e .stop_hook_active >/dev/null; case $? in 0) exit 0;; 1) echo '{\"decision\": \"block\", \"reason\": \"check the output first\", \"systemMessage\": \"asked for one more turn\"}';; *) exit 3;; esac"
+        }]}]
+    }});
+    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
+    let script = [
+        json!({"role": "assistant", "content": "done"}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "bash_code_execute_tool", "arguments": "{\"command\":\"echo checked\"}"}}]}),
+        json!({"role": "assistant", "content": "checked, done"}),
+    ];
+    let script: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
+    let trace = base.join("trace.jsonl");
+    let output = tollgate(
+        &[
+            "run",
+            "--hooks",
+            "hooks.json",
+            "--model",
+            "scripted:script.jsonl",
+            "--workspace",
+            "ws",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--no-approvals",
+            "go",
+        ],
+        &base,
+        None,
+    );
+    let out = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(out.contains("· Looking at the command"), "{out}");
+    assert!(
+        out.contains("↻ a hook keeps the session working: check the output first"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ℹ user_config:hooks.json/Stop[0].hooks[0]: asked for one more turn"),
+        "{out}"
+    );
+    // The hook saw the run's permission mode and trace file.
+    assert!(
+        out.contains(&format!("[hook context] dontAsk {}", trace.display())),
+        "{out}"
+    );
+    assert!(out.contains("checked, done"), "{out}");
+}
