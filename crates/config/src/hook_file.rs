@@ -178,6 +178,15 @@ impl HookFile {
                 Ok(on) => self.standalone = on,
                 Err(e) => self.warn("standalone", format!("{e}; standalone mode stays off")),
             },
+            "disableAllHooks" => self.warn(
+                key,
+                "Claude Code's `disableAllHooks` is not honoured: the file was given as a hook \
+                 file, so its hooks load",
+            ),
+            other if CLAUDE_CODE_SETTINGS.contains(&other) => self.warn(
+                other,
+                format!("`{other}` is a Claude Code setting tollgate does not read; ignored"),
+            ),
             other => self.warn(
                 other,
                 format!("{}; ignored", suggest::unknown_key(other, &TOP_LEVEL)),
@@ -227,6 +236,29 @@ fn plugin_root(path: &str) -> Option<std::path::PathBuf> {
     let in_hooks = path.file_name()? == "hooks.json" && hooks_dir.file_name()? == "hooks";
     in_hooks.then(|| crate::spec::declaring_dir(&hooks_dir.display().to_string()))
 }
+
+/// Top-level keys of Claude Code's `settings.json` (and a plugin's `hooks.json`) besides
+/// `hooks`: named as such when a settings file is given as a hook file.
+const CLAUDE_CODE_SETTINGS: [&str; 18] = [
+    "$schema",
+    "description",
+    "permissions",
+    "env",
+    "model",
+    "apiKeyHelper",
+    "cleanupPeriodDays",
+    "includeCoAuthoredBy",
+    "statusLine",
+    "outputStyle",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
+    "forceLoginMethod",
+    "spinnerTipsEnabled",
+    "alwaysThinkingEnabled",
+];
 
 /// The keys a hook file may have at its top level.
 const TOP_LEVEL: [&str; 5] = ["hooks", "network", "standalone", "sandbox", "approval"];

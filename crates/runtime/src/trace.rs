@@ -23,6 +23,7 @@
 //! | `subagent_start` | `task_id`, `agent_type`, `task_description` |
 //! | `subagent_stop` | `task_id`, `agent_type`, `status`, `duration_seconds`, `result` or `error` |
 //! | `answer` | `content`: the model's final answer |
+//! | `keep_working` | `reason`, `continued`: a hook kept the completed session going (Claude Code's `Stop` block); the reason is the next user message |
 //! | `session_end` | `status` (`completed`, `failed`, `cancelled`, `turn_limit`, `timed_out`), `turns`, `error` |
 //!
 //! When a cancel races a sub-agent's stop, a task can have two `subagent_stop` lines: the last

@@ -271,7 +271,10 @@ fn claude_tool_names_let_claude_code_rules_match() {
     // Code's shape sees it as `Bash` with Claude Code's fields: it judges the same calls.
     let report = replay(&[&path, "--hooks", &hooks, "--json"]).json();
     assert_eq!(indices_with(&report, "deny"), expected);
-    assert_eq!(report["calls"][first]["tool_name"], "bash_code_execute_tool");
+    assert_eq!(
+        report["calls"][first]["tool_name"],
+        "bash_code_execute_tool"
+    );
 }
 
 // ---- payloads and the dry run --------------------------------------------------------------
