@@ -3,6 +3,7 @@
 //! Only loopback receivers are ever contacted: tests that name other addresses expect them to
 //! be refused before any traffic, or never followed.
 
+mod claude;
 mod detached;
 mod responses;
 mod signing;
