@@ -420,8 +420,19 @@ impl<'a> Assembler<'a> {
             builder = builder.secret_env(secret);
         }
         if let Dialect::ClaudeCode(claude) = &spec.dialect {
+            // The runtime's environment reaches no external hook (docs/command-hooks.md): a
+            // skill, plugin or user file must not send `$OPENAI_API_KEY` to its own URL.
+            if !spec.source.is_trusted() && !claude.allowed_env.is_empty() {
+                return Err(format!(
+                    "`allowedEnvVars` ({}) would send the runtime's environment to the hook's \
+                     URL; only admin files may (source `{}`)",
+                    claude.allowed_env.join(", "),
+                    spec.source.as_str()
+                ));
+            }
             for (name, value) in &claude.headers {
-                builder = builder.header(name, interpolate(value, &claude.allowed_env, &*self.env));
+                let value = interpolate(value, &claude.allowed_env, &*self.env);
+                builder = builder.header(name, value);
             }
             builder = builder.claude_code(self.claude_code(claude)?);
         }
