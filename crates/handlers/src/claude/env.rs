@@ -72,6 +72,15 @@ fn assignment(line: &str) -> Result<(String, String), String> {
     Ok((name.to_owned(), value_of(value)?))
 }
 
+/// Whether the shell tool may be given `NAME=value` from a hook: a variable name, not one of
+/// the refused names above, a value without NUL. The runtime checks again what it applies,
+/// since any hook may report a `claude_env` side effect.
+pub fn settable(name: &str, value: &str) -> bool {
+    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid && refused(name).is_none() && !value.contains('\0')
+}
+
 fn refused(name: &str) -> Option<&'static str> {
     let prefixes = ["LD_", "DYLD_", "BASH_FUNC_", "GIT_", "TOLLGATE_", "HOOK_"];
     let names = [

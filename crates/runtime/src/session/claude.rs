@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use tollgate_core::DispatchOutcome;
-use tollgate_handlers::claude::{CLAUDE_ENV, KEEP_WORKING};
+use tollgate_handlers::claude::{CLAUDE_ENV, KEEP_WORKING, env};
 use tollgate_protocol::claude_code::{ClaudeContext, SubAgent};
 
 use serde_json::json;
@@ -71,7 +71,8 @@ fn env_from<'a>(details: impl Iterator<Item = &'a Value>) -> Vec<(String, String
     let mut vars: Vec<(String, String)> = Vec::new();
     for set in details.filter_map(|d| d.get("set").and_then(Value::as_object)) {
         for (name, value) in set {
-            let Some(value) = value.as_str() else {
+            // Any hook may report this side effect: only what an env file could set applies.
+            let Some(value) = value.as_str().filter(|v| env::settable(name, v)) else {
                 continue;
             };
             vars.retain(|(n, _)| n != name);

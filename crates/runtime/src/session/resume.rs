@@ -387,7 +387,7 @@ mod tests {
                 0,
                 "dispatch",
                 json!({"event": "session_start", "additional_context": ["ctx"], "side_effects": [
-                    {"kind": "claude_env", "detail": {"set": {"A": "1"}, "skipped": []}, "hook": "h"},
+                    {"kind": "claude_env", "detail": {"set": {"A": "1", "PATH": "/evil"}, "skipped": []}, "hook": "h"},
                     {"kind": "other", "detail": {"set": {"B": "2"}}, "hook": "h"}
                 ]}),
             ),
