@@ -1,7 +1,7 @@
 //! Claude Code in print mode (`claude -p`) with a PreToolUse hook on `Bash` registered in the
 //! project's `.claude/settings.json`, its model played by the Messages API stand-in.
 
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
 use tollgate_standins::{Script, StandIn, anthropic};
@@ -77,6 +77,34 @@ fn claude_code_runs_an_allowed_bash_call_and_its_hook_gets_the_pre_tool_use_payl
     for field in ["session_id", "transcript_path", "permission_mode"] {
         assert!(payload[field].is_string(), "{field} missing: {payload}");
     }
+    // tollgate takes the payload as Claude Code wrote it, and the same guard lets it through.
+    let decided = dispatch_in_tollgate(&scene, payload);
+    assert_eq!(decided["decision"], "allow", "{decided}");
+    assert_eq!(decided["hook_runs"][0]["status"], "completed", "{decided}");
+}
+
+/// What the real Claude Code wrote to its hook's stdin, given as it is to `tollgate dispatch
+/// --protocol claude-code` with the project's settings file: tollgate's decision.
+fn dispatch_in_tollgate(scene: &Scene, payload: &serde_json::Value) -> serde_json::Value {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["dispatch", "--protocol", "claude-code", "--payload", "@-"])
+        .args(["--hooks", ".claude/settings.json"])
+        .current_dir(&scene.project)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, payload.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 fn assert_denied(deny: Deny) {
@@ -100,6 +128,12 @@ fn assert_denied(deny: Deny) {
         String::from_utf8_lossy(&output.stdout).contains(DENY_REASON),
         "{context}"
     );
+    // The payload Claude Code wrote, given to tollgate as it is: the same guard, read with
+    // Claude Code's rules, denies the same call for the same reason.
+    let decided = dispatch_in_tollgate(&scene, &scene.payloads()[0]);
+    assert_eq!(decided["decision"], "deny", "{decided}");
+    let reason = decided["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(DENY_REASON), "{decided}");
 }
 
 #[test]
