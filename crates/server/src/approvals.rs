@@ -1,6 +1,12 @@
-//! `/v1/approvals`: list, show, approve and reject confirmation requests. Every route needs a
-//! token with the `approver` (or `admin`) role; a decision is recorded under the token's name
-//! through channel `api`, and the store checks that name against the request's approvers.
+//! `/v1/approvals`: file, list, show, approve and reject confirmation requests. Listing and
+//! deciding need a token with the `approver` (or `admin`) role; a decision is recorded under
+//! the token's name through channel `api`, and the store checks that name against the
+//! request's approvers. Filing needs the `runner` (or `admin`) role (the `file` module), and a
+//! runner may show, and wait on, the requests it filed.
+
+pub(crate) mod file;
+
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -10,7 +16,7 @@ use serde_json::Value;
 use tollgate_approval::{Decision, Refused, Status, Verdict};
 
 use crate::AppState;
-use crate::auth::Approver;
+use crate::auth::{Approver, Caller, Role};
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::openapi::Id;
@@ -18,6 +24,13 @@ use crate::wire::{ApproveBody, Decided, ErrorBody, RejectBody, RequestDetail, Re
 
 /// The channel API decisions are recorded under.
 pub const CHANNEL: &str = "api";
+
+/// The longest `GET /v1/approvals/{id}?wait=` (seconds): under the API's request timeout.
+pub const MAX_WAIT_SECONDS: u64 = 25;
+
+/// How often a long poll reads its row, to see decisions other processes write (decisions
+/// made through this server wake it at once).
+const POLL: Duration = Duration::from_millis(200);
 
 /// `?status=` of `GET /v1/approvals`.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -61,27 +74,63 @@ pub(crate) async fn list(
     Ok(Json(RequestList { requests }))
 }
 
-/// `GET /v1/approvals/{id}`: the request and its audit history; 404 for an unknown id.
-#[utoipa::path(get, path = "/v1/approvals/{id}", operation_id = "show_approval", tag = "approvals", params(Id),
+/// `?wait=` of `GET /v1/approvals/{id}`.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ShowQuery {
+    /// Seconds to wait, while the request is pending, for it to be decided or to expire
+    /// before answering (a long poll); at most 25 (a longer wait is cut to 25). Default 0.
+    wait: Option<u64>,
+}
+
+/// `GET /v1/approvals/{id}?wait=SECONDS`: the request and its audit history; 404 for an
+/// unknown id. Approvers and admins see every request, a runner the ones it filed
+/// (`POST /v1/approvals`). With `wait`, a pending request is answered once it is decided or
+/// expires, or when the wait is over (still pending).
+#[utoipa::path(get, path = "/v1/approvals/{id}", operation_id = "show_approval", tag = "approvals", params(Id, ShowQuery),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The request and its history, oldest first", body = RequestDetail),
+        (status = 400, description = "Another query parameter, or a `wait` that is not a number", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "The token lacks the approver role", body = ErrorBody),
+        (status = 403, description = "The token lacks the approver role, and did not file the request", body = ErrorBody),
         (status = 404, description = "No such request", body = ErrorBody),
     ))]
 pub(crate) async fn show(
     State(state): State<AppState>,
-    _: Approver,
+    Caller(token): Caller,
     id: Result<Path<String>, PathRejection>,
+    query: Result<Query<ShowQuery>, QueryRejection>,
 ) -> Result<Json<RequestDetail>, ApiError> {
     let id = path_id(id)?;
-    let request = state
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let mut request = state
         .store
         .get(&id)
         .await
         .map_err(|e| ApiError::store(&e))?
         .ok_or_else(|| ApiError::from(Refused::NotFound { id: id.clone() }))?;
+    if !token.has(Role::Approver) && file::filed_by(&request).as_deref() != Some(token.name()) {
+        return Err(ApiError::forbidden(format!(
+            "the token `{}` lacks the approver role, and did not file {id}",
+            token.name()
+        )));
+    }
+    let wait = Duration::from_secs(query.wait.unwrap_or(0).min(MAX_WAIT_SECONDS));
+    if request.status == Status::Pending && !wait.is_zero() {
+        // Cancel-safe: the store's wait leaves the row as it is when the timer wins.
+        if let Ok(decided) = tokio::time::timeout(wait, state.store.wait(&id, POLL)).await {
+            request = decided?;
+        } else if let Some(now) = state
+            .store
+            .get(&id)
+            .await
+            .map_err(|e| ApiError::store(&e))?
+        {
+            request = now;
+        }
+    }
     let history = state
         .store
         .history(&id)

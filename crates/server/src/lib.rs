@@ -6,7 +6,10 @@
 //! ```text
 //! GET  /healthz                        no token; 200 {"status":"ok"} or 503
 //! GET  /v1/approvals?status=…          approver/admin → {requests}
-//! GET  /v1/approvals/{id}              approver/admin → {request, history}
+//! POST /v1/approvals                   runner/admin, {agent, session_id, tool_name,
+//!                                      tool_use_id, arguments, …} → 201 or 200 {request, attached}
+//! GET  /v1/approvals/{id}?wait=S       approver/admin, or the runner that filed it
+//!                                      → {request, history} (a long poll with `wait`)
 //! POST /v1/approvals/{id}/approve      approver/admin, {note?, edit?} → {request}
 //! POST /v1/approvals/{id}/reject       approver/admin, {note?} → {request}
 //! POST /v1/runs                        runner/admin, {agent, prompt, skills?, model?, metadata?}
@@ -111,7 +114,10 @@ impl AppState {
 /// long-lived stream must sit outside the request timeout, which only wraps the API routes.
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/v1/approvals", get(approvals::list))
+        .route(
+            "/v1/approvals",
+            get(approvals::list).post(approvals::file::file),
+        )
         .route("/v1/approvals/{id}", get(approvals::show))
         .route("/v1/approvals/{id}/approve", post(approvals::approve))
         .route("/v1/approvals/{id}/reject", post(approvals::reject))

@@ -11,8 +11,8 @@ use utoipa::{IntoParams, Modify, OpenApi};
 
 use crate::runs::{NewRun, RunView};
 use crate::wire::{
-    ApproveBody, Cancelled, Decided, ErrorBody, Health, RejectBody, RequestDetail, RequestList,
-    RunCreated, RunList,
+    ApproveBody, Cancelled, Decided, ErrorBody, FiledApproval, Health, NewApproval, RejectBody,
+    RequestDetail, RequestList, RunCreated, RunList,
 };
 
 /// The `{id}` of an approvals route.
@@ -46,6 +46,7 @@ pub(crate) struct RunId(
         document,
         crate::metrics::scrape,
         crate::approvals::list,
+        crate::approvals::file::file,
         crate::approvals::show,
         crate::approvals::approve,
         crate::approvals::reject,
@@ -57,11 +58,11 @@ pub(crate) struct RunId(
     ),
     components(schemas(
         ApproveBody, RejectBody, RequestList, RequestDetail, Decided, ErrorBody, Health,
-        NewRun, RunView, RunCreated, RunList, Cancelled
+        NewApproval, FiledApproval, NewRun, RunView, RunCreated, RunList, Cancelled
     )),
     modifiers(&BearerScheme),
     tags(
-        (name = "approvals", description = "Confirmation requests: list, show, decide"),
+        (name = "approvals", description = "Confirmation requests: file, list, show (and wait on), decide"),
         (name = "runs", description = "Agent runs started over HTTP and their event streams"),
         (name = "server", description = "Health, metrics and this document"),
     )

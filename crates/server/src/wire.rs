@@ -32,6 +32,49 @@ pub struct RejectBody {
     pub note: Option<String>,
 }
 
+/// `POST /v1/approvals`: a call that asks a human, filed by a runner (`tollgate hook` files the
+/// asks of Claude Code and Codex this way). `agent`, `session_id`, `tool_name` and
+/// `tool_use_id`, with the filing token's name, are the idempotency key: filing the same call
+/// again re-attaches to its request instead of filing a second one.
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewApproval {
+    /// The agent asking (`claude-code`, `codex`, …).
+    pub agent: String,
+    /// The agent's session; also the request's `run_id`.
+    pub session_id: String,
+    /// The tool, as the agent names it.
+    pub tool_name: String,
+    /// The agent's id for the call (for a prompt that asks: the prompt's id).
+    pub tool_use_id: String,
+    /// The arguments the call will run with once approved (a JSON object).
+    #[schema(value_type = Object)]
+    pub arguments: Value,
+    /// Why a human is asked.
+    #[serde(default)]
+    pub reasons: Vec<String>,
+    /// The hook (or `permission_gate`) whose ask decided; default: the token's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
+    /// Who may decide; default: the names of the server's approver and admin tokens. An
+    /// empty list means nobody may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvers: Option<Vec<String>>,
+    /// Seconds the request waits before it expires and denies (1 to 604800); default: the
+    /// server's `approval.timeout_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// `POST /v1/approvals`'s answer: the request, new (201) or found (200, `attached: true`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FiledApproval {
+    /// The request as it stands (it may already be decided when re-attached).
+    pub request: Request,
+    /// `true` when the same call had been filed before and this is its request.
+    pub attached: bool,
+}
+
 /// `GET /v1/approvals`: the requests, newest first.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RequestList {

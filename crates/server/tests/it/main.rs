@@ -8,6 +8,7 @@
 mod browser;
 mod compression;
 mod fanout;
+mod filing;
 mod metrics;
 mod openapi;
 mod web;

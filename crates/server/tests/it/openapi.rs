@@ -240,6 +240,22 @@ async fn the_schemas_of_the_approvals_bodies_match_the_answers() {
         keys(&error).is_subset(&properties(&doc, "ErrorBody")),
         "{error}"
     );
+
+    let body = json!({"agent": "codex", "session_id": "s", "tool_name": "Bash",
+        "tool_use_id": "call_1", "arguments": {"command": "ls"}, "reasons": [],
+        "asked_by": "guard", "approvers": ["ops-lead"], "timeout_seconds": 60});
+    assert_eq!(keys(&body), properties(&doc, "NewApproval"));
+    let filed = http
+        .post(format!("{}/v1/approvals", server.url))
+        .bearer_auth(CI)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let filed: Value = serde_json::from_str(&filed.text().await.unwrap()).unwrap();
+    assert_eq!(keys(&filed), properties(&doc, "FiledApproval"));
+    assert_eq!(keys(&filed["request"]), properties(&doc, "Request"));
 }
 
 #[tokio::test]
