@@ -4,6 +4,7 @@ mod approvals;
 mod check;
 mod dispatch;
 mod doctor;
+mod hook;
 mod registry;
 mod replay;
 mod run;
@@ -94,6 +95,14 @@ enum Command {
     /// an unreadable transcript, a file that is no transcript (binary, other text) or one
     /// without tool calls. Mapping: docs/replay.md.
     Replay(replay::Replay),
+    /// Be the hook command of Claude Code or Codex: read the host's hook payload on stdin,
+    /// decide it with tollgate's policy (admin and hook files, the shell analyzer on `Bash`),
+    /// and answer in the host's format (docs/hook-bridge.md).
+    ///
+    /// `tollgate hook install --claude-code|--codex` registers it in the host's settings;
+    /// `tollgate hook log` shows the audit file. Exits 0 (the host reads stdout), 2 (blocked:
+    /// the reason is on stderr) or 1 (a failure on an event that blocks nothing).
+    Hook(Box<hook::Hook>),
     /// Check what this machine gives the OS sandbox of shell commands (command hooks, the
     /// agent's shell tool): kernel features, and containment tried for real.
     ///
@@ -158,6 +167,7 @@ fn run_command(cli: Cli) -> Result<ExitCode> {
         Some(Command::Dispatch(args)) => return dispatch::run(args, &mut out),
         Some(Command::Replay(args)) => return replay::run(args, &mut out),
         Some(Command::Doctor(args)) => return doctor::run(args, &mut out),
+        Some(Command::Hook(args)) => return hook::run(*args, &mut out),
         Some(Command::Approvals(args)) => return approvals::run(args, &mut out),
         Some(Command::Serve(args)) => {
             drop(out);

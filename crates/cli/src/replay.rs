@@ -20,7 +20,7 @@
 //! be built; 2 on bad arguments, an unreadable transcript, a file that is no transcript at all
 //! (binary, UTF-16, other text), or a transcript without a tool call that could be replayed.
 
-mod mapping;
+pub(crate) mod mapping;
 mod payload;
 mod report;
 mod transcript;

@@ -20,6 +20,8 @@ mod dispatch;
 mod doctor;
 #[path = "cli/guards.rs"]
 mod guards;
+#[path = "cli/hook.rs"]
+mod hook;
 #[path = "cli/paths.rs"]
 mod paths;
 #[path = "cli/replay.rs"]
@@ -32,6 +34,8 @@ mod serve;
 mod serve_restart;
 #[path = "cli/serve_runs.rs"]
 mod serve_runs;
+#[path = "common/served.rs"]
+mod served;
 
 fn tollgate(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))

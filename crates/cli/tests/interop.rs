@@ -8,9 +8,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "interop/bridge.rs"]
+mod bridge;
 #[path = "interop/claude_code.rs"]
 mod claude_code;
 #[path = "interop/codex.rs"]
 mod codex;
+#[path = "common/served.rs"]
+mod served;
 #[path = "interop/support.rs"]
 mod support;

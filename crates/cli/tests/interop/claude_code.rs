@@ -25,7 +25,7 @@ fn register_guard(scene: &Scene, deny: Deny) {
 
 /// `claude -p` in the scene's project against `api`. `--allowedTools Bash` lets the tool run
 /// without a prompt; `--dangerously-skip-permissions` would refuse to start as root.
-fn claude(scene: &Scene, api: &StandIn) -> Output {
+pub fn claude(scene: &Scene, api: &StandIn) -> Output {
     let mut command = scene.command(&Cli::ClaudeCode.executable());
     command
         .env("CLAUDE_CONFIG_DIR", scene.home.join(".claude"))

@@ -11,7 +11,7 @@ use crate::support::{ALLOWED_OUTPUT, Cli, DENY_REASON, DENY_WORD, Deny, Scene, c
 const API_KEY: &str = "sk-standin";
 
 /// Codex's home inside the scene's home.
-fn codex_home(scene: &Scene) -> std::path::PathBuf {
+pub fn codex_home(scene: &Scene) -> std::path::PathBuf {
     scene.home.join(".codex")
 }
 
@@ -58,7 +58,7 @@ fn register_guard(scene: &Scene, deny: Deny) {
 /// trusted (a hash stored by the TUI's review) or with `--dangerously-bypass-hook-trust`;
 /// `danger-full-access` keeps Codex's own sandbox out of the picture; `--strict-config` fails
 /// on a config key this version does not know.
-fn codex(scene: &Scene, api: &StandIn) -> Output {
+pub fn codex(scene: &Scene, api: &StandIn) -> Output {
     write_config(scene, api);
     let mut command = scene.command(&Cli::Codex.executable());
     command

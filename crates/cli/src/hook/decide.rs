@@ -1,0 +1,259 @@
+//! One host hook call decided: the payload through the policy, then rewrites back into the
+//! host's names, then an ask resolved (the host's prompt, a denial, or the approval server).
+//!
+//! Everything that goes wrong denies: a payload that does not fit its event, hooks that do not
+//! answer before the deadline (which lies within the host's hook timeout, so the host never
+//! kills the hook and goes ahead), a rewrite the host cannot express, an approval server that
+//! cannot be reached. An approver's edit goes through the policy again, as in a run: a deny
+//! stands, a rewrite of the edit is refused (nobody approved it), an ask counts as answered.
+
+use serde_json::{Value, json};
+use tokio::time::{Instant, timeout_at};
+use tollgate_core::{DecidedBy, DispatchOutcome};
+use tollgate_protocol::Decision;
+use tollgate_protocol::wire::HookRunWire;
+use tollgate_server::wire::NewApproval;
+
+use super::answer::{Ruling, Verdict};
+use super::ask::{Server, Settled};
+use super::host::{HostCall, HostEvent, HostTool, Protocol};
+use super::policy::Policy;
+use super::reverse;
+use crate::replay::mapping::{ToolNames, map_claude};
+
+/// What one call needs to be decided.
+pub struct Context<'a> {
+    /// The host's call.
+    pub call: &'a HostCall,
+    /// Its event.
+    pub event: HostEvent,
+    /// Hooks, gate and approval settings.
+    pub policy: &'a Policy,
+    /// Where asks are filed (`--server`), if anywhere.
+    pub server: Option<&'a Server>,
+    /// When the hook must answer.
+    pub deadline: Instant,
+}
+
+/// The decision and what the audit records about it.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    /// For the host.
+    pub verdict: Verdict,
+    /// The hook or `permission_gate` that denied or asked.
+    pub decided_by: Option<String>,
+    /// The approval request, when one was filed.
+    pub approval_id: Option<String>,
+    /// Every hook run, the re-review of an edit's included.
+    pub hook_runs: Vec<HookRunWire>,
+}
+
+impl Decided {
+    /// A denial that no hook made.
+    pub fn deny(reason: String) -> Self {
+        Self {
+            verdict: Verdict::new(Ruling::Deny(format!("tollgate: {reason}"))),
+            decided_by: None,
+            approval_id: None,
+            hook_runs: Vec::new(),
+        }
+    }
+}
+
+/// Decides `cx.call`.
+///
+/// # Cancel safety
+/// Dropping the future abandons the call (hooks still running die with the process).
+pub async fn decide(cx: &Context<'_>) -> Decided {
+    let outcome = match dispatch(cx, cx.call).await {
+        Ok(outcome) => outcome,
+        Err(reason) => return Decided::deny(reason),
+    };
+    let mut decided = Decided {
+        verdict: Verdict {
+            ruling: Ruling::Allow,
+            updated_input: None,
+            context: outcome.additional_context.clone(),
+        },
+        decided_by: outcome.decided_by.as_ref().map(decided_by),
+        approval_id: None,
+        hook_runs: runs(&outcome),
+    };
+    if let (Some(args), Some(tool)) = (&outcome.modified_args, &cx.call.tool) {
+        match reverse::to_host(cx.call.protocol, tool, args) {
+            Ok(input) => decided.verdict.updated_input = Some(input),
+            Err(reason) => {
+                decided.verdict.ruling = Ruling::Deny(format!("tollgate: {reason}"));
+                return decided;
+            }
+        }
+    }
+    decided.verdict.ruling = match &outcome.decision {
+        Decision::Deny { .. } => {
+            let observation = outcome.observation().unwrap_or_default();
+            Ruling::Deny(format!("tollgate: {observation}"))
+        }
+        Decision::Ask { reason } if cx.event.blocks() => {
+            let asked_by = decided.decided_by.clone().unwrap_or_default();
+            let reason = format!("tollgate: {reason} (asked by {asked_by})");
+            ask(cx, reason, asked_by, &mut decided).await
+        }
+        _ => Ruling::Allow,
+    };
+    decided
+}
+
+async fn dispatch(cx: &Context<'_>, call: &HostCall) -> Result<DispatchOutcome, String> {
+    let payload = call.payload(cx.event).map_err(|e| {
+        format!(
+            "the host's {} payload does not fit tollgate's `{}`: {e}",
+            cx.event.name(),
+            cx.event.event()
+        )
+    })?;
+    timeout_at(cx.deadline, cx.policy.dispatch(payload))
+        .await
+        .map_err(|_| {
+            "the hooks did not answer within the host's hook timeout (raise `--timeout` and the \
+             host's `timeout` together)"
+                .to_owned()
+        })
+}
+
+fn decided_by(by: &DecidedBy) -> String {
+    match by {
+        DecidedBy::Hook(name) => name.to_string(),
+        DecidedBy::PermissionGate => "permission_gate".into(),
+    }
+}
+
+fn runs(outcome: &DispatchOutcome) -> Vec<HookRunWire> {
+    outcome
+        .runs
+        .iter()
+        .map(|r| r.to_wire(&outcome.event))
+        .collect()
+}
+
+/// An ask: to the host's prompt or a denial without a server; else filed and waited on.
+async fn ask(cx: &Context<'_>, reason: String, asked_by: String, decided: &mut Decided) -> Ruling {
+    let Some(server) = cx.server else {
+        return without_server(cx.call.protocol, cx.event, reason);
+    };
+    let approvers = match approvers(cx) {
+        Ok(approvers) => approvers,
+        Err(why) => return Ruling::Deny(format!("{reason}; {why}")),
+    };
+    let (tool_name, arguments) = match &cx.call.tool {
+        Some(tool) => (
+            tool.name.clone(),
+            decided
+                .verdict
+                .updated_input
+                .clone()
+                .unwrap_or_else(|| tool.input.clone()),
+        ),
+        None => (
+            "user_turn".to_owned(),
+            json!({"prompt": cx.call.raw.get("prompt").cloned().unwrap_or(Value::Null)}),
+        ),
+    };
+    let body = NewApproval {
+        agent: cx.call.protocol.name().into(),
+        session_id: cx.call.session_id.clone(),
+        tool_name,
+        tool_use_id: cx.call.call_id(),
+        arguments,
+        reasons: vec![reason],
+        asked_by: Some(asked_by),
+        approvers,
+        timeout_seconds: Some(cx.policy.approval.timeout_seconds),
+    };
+    match server.settle(body, cx.deadline).await {
+        Settled::Denied { id, reason } => {
+            decided.approval_id = id;
+            Ruling::Deny(format!("tollgate: {reason}"))
+        }
+        Settled::Approved { id, by, edit } => {
+            decided.approval_id = Some(id.clone());
+            match edit {
+                None => Ruling::Approved(format!("tollgate: approved by {by} ({id})")),
+                Some(edit) => review_edit(cx, edit, decided, &format!("{by} ({id})")).await,
+            }
+        }
+    }
+}
+
+/// Without `--server`: Claude Code asks its user; Codex (whose hooks cannot ask) and prompts
+/// (which no host asks about) are denied, with the way to get an approval named.
+fn without_server(protocol: Protocol, event: HostEvent, reason: String) -> Ruling {
+    match (event, protocol) {
+        (HostEvent::PreToolUse, Protocol::ClaudeCode) => Ruling::Ask(reason),
+        (HostEvent::PreToolUse, Protocol::Codex) => Ruling::Deny(format!(
+            "{reason}. This call needs a human's approval, and Codex hooks cannot ask for one: \
+             run `tollgate hook` with `--server URL` to have it wait for an approver"
+        )),
+        _ => Ruling::Deny(format!(
+            "{reason}. This prompt needs a human's approval: run `tollgate hook` with \
+             `--server URL` to have it wait for an approver"
+        )),
+    }
+}
+
+/// Who may approve: the admin and agent files' `approval.approvers` covering the call, or the
+/// server's approvers when none are configured.
+///
+/// # Errors
+/// Approvers are configured but none covers the call: nobody could approve it.
+fn approvers(cx: &Context<'_>) -> Result<Option<Vec<String>>, String> {
+    let approvers = &cx.policy.approval.approvers;
+    if !approvers.is_configured() {
+        return Ok(None);
+    }
+    let tool = cx
+        .call
+        .tool
+        .as_ref()
+        .map_or("user_turn", |t| t.mapped.tool_name.as_str());
+    let names = approvers.for_call(cx.call.protocol.name(), tool, "");
+    if names.is_empty() {
+        return Err(format!(
+            "no `approval.approvers` entry covers `{tool}`, so nobody could approve it"
+        ));
+    }
+    Ok(Some(names))
+}
+
+/// An approver's edit (in the host's names) through the policy again.
+async fn review_edit(cx: &Context<'_>, edit: Value, decided: &mut Decided, by: &str) -> Ruling {
+    let (Some(tool), Value::Object(fields)) = (&cx.call.tool, &edit) else {
+        return Ruling::Deny(format!(
+            "tollgate: {by} approved with an edit, and only a tool call's arguments (a JSON \
+             object) can be edited"
+        ));
+    };
+    let mut call = cx.call.clone();
+    call.tool = Some(HostTool {
+        input: edit.clone(),
+        mapped: map_claude(&tool.name, fields, ToolNames::Tollgate),
+        ..tool.clone()
+    });
+    let outcome = match dispatch(cx, &call).await {
+        Ok(outcome) => outcome,
+        Err(reason) => return Ruling::Deny(format!("tollgate: {reason}")),
+    };
+    decided.hook_runs.extend(runs(&outcome));
+    if outcome.decision.is_deny() {
+        let observation = outcome.observation().unwrap_or_default();
+        return Ruling::Deny(format!(
+            "tollgate: the edit {by} approved is denied: {observation}"
+        ));
+    }
+    if outcome.modified_args.is_some() {
+        return Ruling::Deny(format!(
+            "tollgate: hooks rewrote the edit {by} approved, and nobody approved the rewrite"
+        ));
+    }
+    decided.verdict.updated_input = Some(edit);
+    Ruling::Approved(format!("tollgate: approved by {by} with an edit"))
+}

@@ -1,0 +1,74 @@
+//! The policy one hook call is decided by: the hooks `tollgate dispatch` would build from the
+//! same `--admin`, `--agent`, `--hooks` and `--skill` sources (every hook kind), the runtime's
+//! permission gate (the shell analyzer's `agent` profile on the shell tool, which Claude Code's
+//! and Codex's `Bash` map to, and an agent file's confirmation settings), and the admin and
+//! agent files' `approval:` settings for asks.
+
+use std::sync::Arc;
+
+use tollgate_core::{Background, DispatchOutcome, Dispatcher};
+use tollgate_handlers::ClassTable;
+use tollgate_protocol::Payload;
+use tollgate_runtime::{ApprovalPolicy, assemble};
+
+use crate::registry::{HookSources, agent_for_run, load_admin};
+
+/// The hooks, the gate and the approval settings of the bridge.
+pub struct Policy {
+    dispatcher: Dispatcher,
+    background: Background,
+    /// Who may approve asks and how long they may wait (admin keys over the agent file's).
+    pub approval: ApprovalPolicy,
+    /// What loading skipped or found missing (`FILE: ENTRY: MESSAGE`), for the audit: the
+    /// hosts read a hook's stderr as its deny reason, so nothing else may go there.
+    pub warnings: Vec<String>,
+}
+
+impl Policy {
+    /// Loads `sources` as `tollgate dispatch` does, keeping the load warnings.
+    ///
+    /// # Errors
+    /// A file cannot be read or parsed, a `--skill` is no skill, or the hooks cannot be built:
+    /// the message says which.
+    pub fn build(sources: &HookSources) -> Result<Self, String> {
+        let admin = load_admin(&sources.admin)?;
+        let (def, selected) =
+            agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills)
+                .map_err(|(_, message)| message)?;
+        let assembly = assemble(&def, &selected, &ClassTable::builtin(), &admin)
+            .map_err(|e| format!("{}: {e}", def.path))?;
+        let warnings = admin
+            .iter()
+            .flat_map(|f| &f.warnings)
+            .chain(&def.warnings)
+            .chain(&assembly.warnings)
+            .map(ToString::to_string)
+            .collect();
+        let background = Background::default();
+        let dispatcher = Dispatcher::new(assembly.registry)
+            .with_background(background.clone())
+            .with_permission_gate(Arc::new(assembly.gate));
+        Ok(Self {
+            dispatcher,
+            background,
+            approval: ApprovalPolicy::resolve(&def.approval, &admin),
+            warnings,
+        })
+    }
+
+    /// Dispatches `payload` through the hooks and the gate.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting; hooks still running are killed with their process.
+    pub async fn dispatch(&self, payload: Payload) -> DispatchOutcome {
+        self.dispatcher.dispatch(Arc::new(payload)).await
+    }
+
+    /// Waits for fire-and-forget hooks (a session-end webhook) to end, within their deadlines.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn idle(&self) {
+        self.background.idle().await;
+    }
+}
