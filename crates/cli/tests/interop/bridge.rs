@@ -9,10 +9,10 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 use tollgate_standins::{RecordedRequest, Script, StandIn, anthropic, openai};
 
-use crate::claude_code::claude;
+use crate::claude_code::{claude, claude_command};
 use crate::codex::{codex, codex_home};
 use crate::served::Served;
-use crate::support::{ALLOWED_OUTPUT, DENY_REASON, DENY_WORD, Scene, context};
+use crate::support::{ALLOWED_OUTPUT, DENY_REASON, DENY_WORD, Scene, context, run};
 
 /// A command naming this word is asked about.
 const ASK_WORD: &str = "tollgate-ask-me";
@@ -344,4 +344,31 @@ fn codex_through_tollgate_hook_runs_the_command_a_hook_rewrote() {
 #[test]
 fn codex_through_tollgate_hook_waits_for_an_approval_on_the_server_then_runs() {
     asked_command_waits_for_an_approval(Host::Codex);
+}
+
+/// A rewrite is `updatedInput` without `permissionDecision`: Claude Code's own permission
+/// check still reviews the rewritten call (without `--allowedTools Bash`, print mode refuses
+/// it), so tollgate can make a call stricter but never skips the host's rules.
+#[test]
+fn claude_code_through_tollgate_hook_checks_its_own_permissions_on_a_rewritten_command() {
+    let scene = Scene::new();
+    Host::ClaudeCode.install(&scene, &[]);
+    let api = Host::ClaudeCode.api(Script::new().shell(ORIGINAL).echo_tool_result());
+    let mut command = claude_command(&scene, &api);
+    command.args(["-p", "Run the scripted command."]);
+
+    let output = run(&mut command);
+
+    let requests = api.requests();
+    let context = context(&output, &requests);
+    assert!(
+        !scene.project.join("rewritten.marker").exists(),
+        "{context}"
+    );
+    assert!(!scene.project.join("original.marker").exists(), "{context}");
+    let results = Host::ClaudeCode.results(&requests);
+    assert_eq!(results.len(), 1, "{context}");
+    assert!(results[0].1, "{context}");
+    assert!(results[0].0.contains("rewritten.marker"), "{context}");
+    assert!(results[0].0.contains("needs approval"), "{context}");
 }

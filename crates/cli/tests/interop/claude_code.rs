@@ -23,16 +23,22 @@ fn register_guard(scene: &Scene, deny: Deny) {
     .unwrap();
 }
 
-/// `claude -p` in the scene's project against `api`. `--allowedTools Bash` lets the tool run
-/// without a prompt; `--dangerously-skip-permissions` would refuse to start as root.
-pub fn claude(scene: &Scene, api: &StandIn) -> Output {
+/// `claude` in the scene's project against `api`, with no arguments yet.
+pub fn claude_command(scene: &Scene, api: &StandIn) -> Command {
     let mut command = scene.command(&Cli::ClaudeCode.executable());
     command
         .env("CLAUDE_CONFIG_DIR", scene.home.join(".claude"))
         .env("ANTHROPIC_BASE_URL", api.base_url())
         .env("ANTHROPIC_API_KEY", "sk-ant-standin")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .args(["-p", "Run the scripted command.", "--allowedTools", "Bash"]);
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    command
+}
+
+/// `claude -p` in the scene's project against `api`. `--allowedTools Bash` lets the tool run
+/// without a prompt; `--dangerously-skip-permissions` would refuse to start as root.
+pub fn claude(scene: &Scene, api: &StandIn) -> Output {
+    let mut command = claude_command(scene, api);
+    command.args(["-p", "Run the scripted command.", "--allowedTools", "Bash"]);
     run(&mut command)
 }
 

@@ -160,6 +160,24 @@ fn codex_hook_json_deny_blocks_the_shell_call_and_the_model_sees_the_reason() {
     assert_denied(Deny::Json);
 }
 
+/// Why `tollgate hook` denies an ask for Codex: Codex reports a hook's `ask` as a failed hook
+/// and runs the call.
+#[test]
+fn codex_runs_the_call_when_its_hook_answers_ask() {
+    let scene = Scene::new();
+    register_guard(&scene, Deny::Ask);
+    let command = format!("touch asked.marker && echo {DENY_WORD}");
+    let api = openai::start(Script::new().shell(&command).echo_tool_result()).unwrap();
+
+    let output = codex(&scene, &api);
+
+    let requests = api.requests();
+    let context = context(&output, &requests);
+    assert!(output.status.success(), "{context}");
+    assert_eq!(scene.payloads().len(), 1, "{context}");
+    assert!(scene.project.join("asked.marker").exists(), "{context}");
+}
+
 #[test]
 fn codex_calls_only_the_responses_api_of_its_provider() {
     let scene = Scene::new();

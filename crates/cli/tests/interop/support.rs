@@ -133,6 +133,8 @@ pub enum Deny {
     Exit2,
     /// Exit 0 with `hookSpecificOutput.permissionDecision: "deny"` on stdout.
     Json,
+    /// Exit 0 with `permissionDecision: "ask"` instead: what the CLI makes of an ask.
+    Ask,
 }
 
 /// A home and a project folder of their own for one CLI run, under the target directory (not
@@ -173,6 +175,10 @@ impl Scene {
             Deny::Json => format!(
                 "printf '%s\\n' '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PreToolUse\",\
                  \"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"{DENY_REASON}\"}}}}'; exit 0"
+            ),
+            Deny::Ask => format!(
+                "printf '%s\\n' '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PreToolUse\",\
+                 \"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"{DENY_REASON}\"}}}}'; exit 0"
             ),
         };
         let script = format!(
