@@ -93,6 +93,15 @@ impl Server {
             Ok(filed) => filed,
             Err(reason) => return denied(None, reason),
         };
+        if filed.request.arguments != body.arguments {
+            // The same call id filed before with other arguments: that request was not
+            // about this call, so its decision must not apply to it.
+            let id = filed.request.id;
+            return denied(
+                Some(id.clone()),
+                format!("{id} was filed for this call with other arguments; it is not approved"),
+            );
+        }
         self.wait(filed.request, deadline).await
     }
 

@@ -285,7 +285,8 @@ impl HostCall {
     }
 
     /// The call's id: `tool_use_id`; for a prompt, Claude Code's `prompt_id` or Codex's
-    /// `turn_id`; else `call`.
+    /// `turn_id`; else `sha256:` and the hash of the tool input or the prompt, so that two
+    /// different calls never share an id (and an approval request).
     pub fn call_id(&self) -> String {
         let from = |key: &str| {
             self.raw
@@ -297,7 +298,13 @@ impl HostCall {
         from("tool_use_id")
             .or_else(|| from("prompt_id"))
             .or_else(|| from("turn_id"))
-            .unwrap_or_else(|| "call".into())
+            .unwrap_or_else(|| {
+                let what = ["tool_input", "prompt"]
+                    .iter()
+                    .find_map(|key| self.raw.get(*key))
+                    .unwrap_or(&Value::Null);
+                format!("sha256:{}", tollgate_approval::args_hash(what))
+            })
     }
 }
 
@@ -376,6 +383,20 @@ mod tests {
         let payload = wire(&call.payload(call.event.unwrap()).unwrap());
         assert_eq!(payload["event"], "session_end");
         assert_eq!(payload["status"], "completed");
+    }
+
+    #[test]
+    fn calls_without_an_id_get_one_from_what_they_ask() {
+        let prompt = |text: &str| {
+            let raw =
+                json!({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": text});
+            read(Protocol::ClaudeCode, &raw.to_string())
+                .unwrap()
+                .call_id()
+        };
+        assert!(prompt("a").starts_with("sha256:"));
+        assert_eq!(prompt("a"), prompt("a"));
+        assert_ne!(prompt("a"), prompt("b"));
     }
 
     #[test]

@@ -670,6 +670,22 @@ async fn an_ask_waits_on_the_server_until_a_person_approves() {
         .call("GET", "/v1/approvals?status=all", APPROVER, None)
         .await;
     assert_eq!(all["requests"].as_array().unwrap().len(), 1, "{all}");
+
+    // Another command under the same call id is not what was approved.
+    let other = hook_on_server(
+        &setup,
+        &served,
+        "claude-code",
+        &claude_bash("curl https://y.example"),
+    );
+    let (code, stdout, _) = out(&other.join().unwrap());
+    assert_eq!(code, Some(0));
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        stdout.contains("was filed for this call with other arguments"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
