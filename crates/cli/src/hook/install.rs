@@ -10,7 +10,8 @@
 //! Per event, a command hook that runs `… hook --protocol <host>` is tollgate's: it is
 //! replaced in place when the command or timeout changed; otherwise a group `{"hooks":
 //! [{"type": "command", "command": …, "timeout": …}]}` (no `matcher`: every tool) is
-//! appended. When something changes, the file as it was is copied first to `FILE.bak` (or
+//! appended. On `PreToolUse` and `UserPromptSubmit` the command ends in `|| exit 2`, so a
+//! tollgate that is not there blocks instead of letting everything through. When something changes, the file as it was is copied first to `FILE.bak` (or
 //! `FILE.bak.1`, … when that exists), and the new file replaces it in one rename. A second
 //! install with the same flags changes nothing and writes nothing. A file that is not a JSON
 //! object, or whose `hooks` is not one, is left alone (exit 1).
@@ -226,9 +227,10 @@ fn merge(doc: &mut Value, protocol: Protocol, command: &str, timeout: u64) -> Re
     let Value::Object(hooks) = hooks else {
         return Err("`hooks` is not an object; it is left as it is".into());
     };
-    let ours = json!({"type": "command", "command": command, "timeout": timeout});
     let mut changed = false;
     for event in HostEvent::installed(protocol) {
+        let ours = json!({"type": "command", "command": event_command(*event, command),
+            "timeout": timeout});
         let groups = hooks.entry(event.name()).or_insert_with(|| json!([]));
         let Value::Array(groups) = groups else {
             return Err(format!(
@@ -239,6 +241,18 @@ fn merge(doc: &mut Value, protocol: Protocol, command: &str, timeout: u64) -> Re
         changed |= put(groups, protocol, &ours);
     }
     Ok(changed)
+}
+
+/// The command for `event`: where a call waits on the answer, `|| exit 2`, so that a hook
+/// that cannot run at all (the executable moved or removed: the shell exits 127) blocks the
+/// call instead of being a failed hook the host goes past; the shell's message is the reason.
+/// tollgate itself never exits 1 on those events.
+fn event_command(event: HostEvent, command: &str) -> String {
+    if event.blocks() {
+        format!("{command} || exit 2")
+    } else {
+        command.to_owned()
+    }
 }
 
 /// Replaces tollgate's hook in `groups` with `ours`, or appends a group holding it.
@@ -332,8 +346,13 @@ mod tests {
         assert_eq!(doc["model"], "opus");
         let pre = doc["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre[0], theirs);
+        let blocking = format!("{CMD} || exit 2");
         assert_eq!(
             pre[1],
+            json!({"hooks": [{"type": "command", "command": blocking, "timeout": 600}]})
+        );
+        assert_eq!(
+            doc["hooks"]["SessionStart"][0],
             json!({"hooks": [{"type": "command", "command": CMD, "timeout": 600}]})
         );
         for event in HostEvent::installed(Protocol::ClaudeCode) {

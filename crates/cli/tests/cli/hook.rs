@@ -456,17 +456,18 @@ fn install_writes_claude_codes_settings_and_a_second_install_changes_nothing() {
         "{BIN} hook --protocol claude-code --admin {} --timeout 600",
         admin.display()
     );
-    for event in [
-        "PreToolUse",
-        "PostToolUse",
-        "PostToolUseFailure",
-        "UserPromptSubmit",
-        "SessionStart",
-        "SessionEnd",
+    for (event, suffix) in [
+        ("PreToolUse", " || exit 2"),
+        ("PostToolUse", ""),
+        ("PostToolUseFailure", ""),
+        ("UserPromptSubmit", " || exit 2"),
+        ("SessionStart", ""),
+        ("SessionEnd", ""),
     ] {
+        let command = format!("{expected_command}{suffix}");
         assert_eq!(
             settings["hooks"][event],
-            json!([{"hooks": [{"type": "command", "command": expected_command, "timeout": 600}]}]),
+            json!([{"hooks": [{"type": "command", "command": command, "timeout": 600}]}]),
             "{event}"
         );
     }
@@ -523,7 +524,7 @@ fn install_merges_with_the_users_hooks_after_a_backup() {
         ours["command"]
             .as_str()
             .unwrap()
-            .ends_with(" hook --protocol codex --timeout 900"),
+            .ends_with(" hook --protocol codex --timeout 900 || exit 2"),
         "{ours}"
     );
     assert_eq!(

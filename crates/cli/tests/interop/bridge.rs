@@ -346,6 +346,47 @@ fn codex_through_tollgate_hook_waits_for_an_approval_on_the_server_then_runs() {
     asked_command_waits_for_an_approval(Host::Codex);
 }
 
+/// The executable the settings name is gone (moved, uninstalled): the shell exits 127, which
+/// both hosts would go past, but the installed command ends in `|| exit 2` on the events that
+/// let something happen, so the prompt is blocked and the model is never asked.
+fn missing_tollgate_blocks(host: Host) {
+    let scene = Scene::new();
+    let gone = scene.home.join("moved-away/tollgate");
+    host.install(
+        &scene,
+        &["--executable".to_owned(), gone.display().to_string()],
+    );
+    let command = format!("touch allowed.marker && echo {ALLOWED_OUTPUT}");
+    let api = host.api(Script::new().shell(&command).echo_tool_result());
+
+    let output = host.run(&scene, &api);
+
+    let requests = api.requests();
+    let context = context(&output, &requests);
+    assert!(!scene.project.join("allowed.marker").exists(), "{context}");
+    let asked: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/messages") || r.path.ends_with("/responses"))
+        .collect();
+    assert!(asked.is_empty(), "{context}");
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(shown.contains("not found"), "{context}");
+}
+
+#[test]
+fn claude_code_with_tollgate_hook_installed_but_gone_blocks_the_prompt() {
+    missing_tollgate_blocks(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_with_tollgate_hook_installed_but_gone_blocks_the_prompt() {
+    missing_tollgate_blocks(Host::Codex);
+}
+
 /// A rewrite is `updatedInput` without `permissionDecision`: Claude Code's own permission
 /// check still reviews the rewritten call (without `--allowedTools Bash`, print mode refuses
 /// it), so tollgate can make a call stricter but never skips the host's rules.
