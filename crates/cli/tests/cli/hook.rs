@@ -262,6 +262,39 @@ fn a_fail_closed_hook_whose_program_is_missing_denies() {
 }
 
 #[test]
+fn a_fail_closed_hook_that_gets_no_sandbox_denies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hooks.yaml"),
+        "hooks:\n  PreToolUse:\n    - name: user-guard\n      tools: [\"bash_*\"]\n      \
+         failure_mode: fail_closed\n      script: exit 0\n",
+    )
+    .unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .args(["hook", "--protocol", "claude-code", "--hooks"])
+        .arg(dir.path().join("hooks.yaml"))
+        .arg("--audit")
+        .arg(dir.path().join("audit.jsonl"))
+        // A launcher that builds no sandbox: hooks of user files are refused, not run bare.
+        .env("TOLLGATE_SANDBOX_LAUNCHER", "/bin/true");
+    let (code, stdout, _) = out(&feed(
+        &mut command,
+        claude_bash("ls").to_string().as_bytes(),
+    ));
+    assert_eq!(code, Some(0));
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("failed (refused)") && reason.contains("sandbox unavailable"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn a_configuration_that_does_not_load_blocks_tool_calls_and_fails_other_events() {
     let dir = tempfile::tempdir().unwrap();
     let run = |payload: &Value| {
