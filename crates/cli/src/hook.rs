@@ -139,6 +139,7 @@ fn bridge(protocol: Protocol, flags: &BridgeFlags, out: &mut impl Write) -> Exit
             record(&mut entry, &call, decided)
         }
     };
+    entry.decided_at = tollgate_approval::format_ms(now_ms());
     entry.exit_code = answer.exit_code;
     entry.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let audit_path = flags.audit.clone().unwrap_or_else(audit::default_path);
