@@ -181,6 +181,32 @@ fn a_rewrite_is_updated_input_in_each_hosts_names_and_shape() {
 }
 
 #[test]
+fn a_hook_in_claude_codes_shape_sees_claude_codes_names_through_the_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    let guard = "jq -e '.tool_name == \"Bash\" and (.tool_input.command | test(\"rm -rf\"))' \
+                 >/dev/null; s=$?; case $s in 0) echo 'no rm -rf (Claude Code shape)' >&2; \
+                 exit 2;; 1) exit 0;; *) exit 2;; esac";
+    let file = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": guard}]}]}});
+    std::fs::write(dir.path().join("settings.json"), file.to_string()).unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .args(["hook", "--protocol", "codex", "--hooks"])
+        .arg(dir.path().join("settings.json"))
+        .arg("--audit")
+        .arg(dir.path().join("audit.jsonl"));
+    let (code, _, stderr) = out(&feed(
+        &mut command,
+        codex_bash("rm -rf build").to_string().as_bytes(),
+    ));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.ends_with("no rm -rf (Claude Code shape)\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn the_shell_analyzer_reviews_bash_with_no_hook_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
