@@ -175,6 +175,12 @@ impl Metrics {
         });
     }
 
+    /// Counts a run this process found in the database and could not resume (it ended
+    /// `failed`).
+    pub fn run_failed_on_resume(&self) {
+        self.run_ended("failed");
+    }
+
     fn run_ended(&self, status: &str) {
         metrics::with_local_recorder(&self.recorder, || {
             metrics::counter!(RUNS_ENDED, "status" => label(status)).increment(1);

@@ -115,6 +115,8 @@ pub(crate) async fn document() -> Json<utoipa::openapi::OpenApi> {
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "The token lacks the runner role", body = ErrorBody),
         (status = 404, description = "No such agent, or no `agents_dir`", body = ErrorBody),
+        (status = 413, description = "A body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "A body that is not `application/json`", body = ErrorBody),
         (status = 422, description = "The agent file does not load (`bad_agent`)", body = ErrorBody),
         (status = 500, description = "An admin hook file does not load (`bad_admin_hooks`)", body = ErrorBody),
     ))]
@@ -151,7 +153,7 @@ fn show_run() {}
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "The token lacks the runner role", body = ErrorBody),
         (status = 404, description = "No such run on this server", body = ErrorBody),
-        (status = 409, description = "The run already ended", body = ErrorBody),
+        (status = 409, description = "The run already ended (`conflict`)", body = ErrorBody),
     ))]
 #[allow(dead_code)]
 fn cancel_run() {}

@@ -238,6 +238,17 @@ pub(crate) struct ListQuery {
     limit: Option<u32>,
 }
 
+/// The statuses a run can have.
+const STATUSES: [&str; 7] = [
+    "running",
+    "waiting",
+    "completed",
+    "failed",
+    "cancelled",
+    "turn_limit",
+    "timed_out",
+];
+
 /// Most runs `GET /v1/runs` lists.
 pub const MAX_LIST: u32 = 1000;
 
@@ -249,6 +260,14 @@ pub(crate) async fn list(
     query: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<RunList>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    if let Some(status) = &query.status
+        && !STATUSES.contains(&status.as_str())
+    {
+        return Err(ApiError::bad_request(format!(
+            "`status` must be one of {}",
+            STATUSES.join(", ")
+        )));
+    }
     let limit = query.limit.unwrap_or(100).min(MAX_LIST);
     let records = state
         .store

@@ -224,3 +224,51 @@ async fn sigterm_ends_the_streams_and_leaves_a_waiting_run_waiting() {
         "ran\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_cannot_be_resumed_ends_failed_and_its_request_is_cancelled() {
+    let mut served = Served::start();
+    agent(&served, "gone", &["echo ran >> gone.txt"], true);
+    let run_id = start_run(&served, "gone").await;
+    let mut stream = served.events(&run_id, None).await;
+    let (mut buffer, mut seen) = (String::new(), Vec::new());
+    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
+    let ask = seen.last().unwrap().2.clone();
+    drop(stream);
+
+    std::fs::remove_file(served.path("agents/gone.yaml")).unwrap();
+    served.kill_and_restart();
+    let whole = history(&served, &run_id).await;
+    let end = &whole.last().unwrap().2;
+    assert_eq!(end["status"], "failed", "{end}");
+    assert!(
+        end["error"].as_str().unwrap().contains("cannot be resumed"),
+        "{end}"
+    );
+    assert_eq!(end["session_id"], seen[0].2["session_id"], "{end}");
+    // The request is cancelled: an approval now would start nothing, so none is taken.
+    let id = ask["approval_id"].as_str().unwrap();
+    let (_, shown) = served.get(&format!("/v1/approvals/{id}"), OPS).await;
+    assert_eq!(shown["request"]["status"], "cancelled", "{shown}");
+    let (status, _) = served
+        .post(&format!("/v1/approvals/{id}/approve"), OPS, json!({}))
+        .await;
+    assert_eq!(status, 409);
+    assert!(!served.path("agents/ws/gone.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_list_refuses_an_unknown_status() {
+    let served = Served::start();
+    let (status, body) = served.get("/v1/runs?status=bogus", CI).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("waiting"),
+        "{body}"
+    );
+    let (status, body) = served.get("/v1/runs?status=waiting&limit=5", CI).await;
+    assert_eq!(
+        (status, body["runs"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+}

@@ -136,6 +136,7 @@ pub(super) fn spawn(
 /// The database cannot list the runs.
 pub async fn resume_runs(state: &AppState) -> Result<usize, tollgate_approval::StoreError> {
     let mut resumed = 0;
+    let mut failed = 0;
     for record in state.store.live_runs().await? {
         let lines = state.store.run_lines(&record.id, None, u32::MAX).await?;
         let next_seq = lines.last().map_or(0, |l| l.seq + 1);
@@ -149,45 +150,56 @@ pub async fn resume_runs(state: &AppState) -> Result<usize, tollgate_approval::S
             .map_err(|e| format!("the run's request does not read back: {e}"));
         match body.and_then(|body| prepare(state, &body).map_err(|e| e.message().to_owned())) {
             Ok(run) => {
-                cancel_orphans(state, &record, &journal).await;
+                cancel_orphans(state, &record, journal.top_session(), None).await;
                 tracing::info!(run = %record.id, status = %record.status, "resuming a run");
                 spawn(state, &record.id, run, Some(journal));
                 resumed += 1;
             }
-            Err(why) => fail(state, &record, next_seq, &why),
+            Err(why) => {
+                // Nobody will wait on its requests any more: an approval must not look as if
+                // it starts something.
+                let why = format!("the run cannot be resumed: {why}");
+                cancel_orphans(state, &record, None, Some(&why)).await;
+                fail(state, &record, next_seq, journal.top_session(), &why);
+                failed += 1;
+            }
         }
+    }
+    if failed > 0 {
+        tracing::error!("{failed} run(s) could not be resumed and ended failed");
     }
     Ok(resumed)
 }
 
-/// Cancels the pending requests of `record`'s sub-agents: a delegation is not rebuilt (it
-/// counts as an interrupted tool), so nobody waits on them any more.
-async fn cancel_orphans(state: &AppState, record: &RunRecord, journal: &tollgate_runtime::Journal) {
-    let top = journal.top_session();
+/// Cancels the pending requests of `record` that nobody waits on any more: those of its
+/// sub-agents (a delegation is not rebuilt; it counts as an interrupted tool) when the top
+/// session `keep` goes on, or all of them (with `why`) when the run cannot go on.
+async fn cancel_orphans(
+    state: &AppState,
+    record: &RunRecord,
+    keep: Option<&str>,
+    why: Option<&str>,
+) {
     let Ok(pending) = state.store.list(Some(Status::Pending)).await else {
         return;
     };
+    let reason = why.unwrap_or("the sub-agent that asked was interrupted when the server stopped");
     for request in pending {
-        if request.run_id == record.id && top.is_some_and(|t| t != request.session_id) {
-            let _ = state
-                .store
-                .cancel(
-                    &request.id,
-                    "server",
-                    "the sub-agent that asked was interrupted when the server stopped",
-                )
-                .await;
+        if request.run_id == record.id && keep.is_none_or(|top| top != request.session_id) {
+            let _ = state.store.cancel(&request.id, "server", reason).await;
         }
     }
 }
 
-/// Ends a run that cannot be resumed: a last `session_end` line and status `failed`.
-fn fail(state: &AppState, record: &RunRecord, seq: u64, why: &str) {
-    let error = format!("the run cannot be resumed: {why}");
+/// Ends a run that cannot be resumed: a last `session_end` line (of its top session, when one
+/// was recorded) and status `failed`.
+fn fail(state: &AppState, record: &RunRecord, seq: u64, session: Option<&str>, error: &str) {
     tracing::error!(run = %record.id, "{error}");
+    state.metrics.run_failed_on_resume();
     let line = json!({
-        "seq": seq, "elapsed_ms": 0, "run_id": record.id, "session_id": "", "agent": record.agent,
-        "depth": 0, "type": "session_end", "status": "failed", "turns": 0, "error": error,
+        "seq": seq, "elapsed_ms": 0, "run_id": record.id, "session_id": session.unwrap_or(""),
+        "agent": record.agent, "depth": 0, "type": "session_end", "status": "failed",
+        "turns": 0, "error": error,
     });
     state.journal.append(
         JournalLine {
@@ -201,7 +213,7 @@ fn fail(state: &AppState, record: &RunRecord, seq: u64, why: &str) {
             status: "failed".into(),
             pending_approval: None,
             turns: None,
-            error: Some(error),
+            error: Some(error.to_owned()),
         }),
     );
 }
