@@ -22,7 +22,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// Starts runs (the runs API, not built yet).
+    /// Starts and cancels runs, and files requests (`tollgate hook --server`).
     Runner,
     /// Lists, shows and decides confirmation requests.
     Approver,
@@ -120,6 +120,21 @@ impl Token {
     /// Whether the token has `role` (an admin has every role).
     pub fn has(&self, role: Role) -> bool {
         self.roles.iter().any(|r| *r == role || *r == Role::Admin)
+    }
+
+    /// The token, when it has the runner role.
+    ///
+    /// # Errors
+    /// A 403 naming the token.
+    pub fn runner(&self) -> Result<&Self, ApiError> {
+        if self.has(Role::Runner) {
+            Ok(self)
+        } else {
+            Err(ApiError::forbidden(format!(
+                "the token `{}` lacks the runner role",
+                self.name
+            )))
+        }
     }
 }
 

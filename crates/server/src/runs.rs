@@ -36,7 +36,7 @@ pub use start::resume_runs;
 pub(crate) use stream::events;
 
 use crate::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::Caller;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::wire::{Cancelled, RunCreated, RunList};
@@ -204,12 +204,7 @@ pub(crate) async fn create(
     Caller(token): Caller,
     JsonBody(body): JsonBody<NewRun>,
 ) -> Result<Response, ApiError> {
-    if !token.has(Role::Runner) {
-        return Err(ApiError::forbidden(format!(
-            "the token `{}` lacks the runner role",
-            token.name()
-        )));
-    }
+    token.runner()?;
     if body.prompt.trim().is_empty() {
         return Err(ApiError::bad_request("`prompt` must not be empty"));
     }
@@ -313,12 +308,7 @@ pub(crate) async fn cancel(
     Caller(token): Caller,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Cancelled>, ApiError> {
-    if !token.has(Role::Runner) {
-        return Err(ApiError::forbidden(format!(
-            "the token `{}` lacks the runner role",
-            token.name()
-        )));
-    }
+    token.runner()?;
     let id = path_id(id)?;
     let record = record(&state, &id).await?;
     match state.runs.get(&id) {

@@ -88,16 +88,7 @@ impl Served {
 
     /// `GET path` with `token`; the JSON answer (an error unless 200).
     pub async fn get(&self, path: &str, token: &str) -> Result<Value> {
-        let response = self
-            .http
-            .get(format!("{}{path}", self.url))
-            .bearer_auth(token)
-            .send()
-            .await?;
-        if !response.status().is_success() {
-            bail!("GET {path}: {}", response.status());
-        }
-        Ok(serde_json::from_str(&response.text().await?)?)
+        Ok(serde_json::from_str(&self.get_text(path, token).await?)?)
     }
 
     /// `GET path` with `token`; the text answer (an error unless 200).

@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use tollgate_approval::{NewRequest, Request};
 
 use crate::AppState;
-use crate::auth::{Caller, Role};
+use crate::auth::Caller;
 use crate::body::JsonBody;
 use crate::error::ApiError;
 use crate::wire::{ErrorBody, FiledApproval, NewApproval};
@@ -52,12 +52,7 @@ pub(crate) async fn file(
     Caller(token): Caller,
     JsonBody(body): JsonBody<NewApproval>,
 ) -> Result<(StatusCode, Json<FiledApproval>), ApiError> {
-    if !token.has(Role::Runner) {
-        return Err(ApiError::forbidden(format!(
-            "the token `{}` lacks the runner role",
-            token.name()
-        )));
-    }
+    token.runner()?;
     let new = new_request(&state, token.name(), body)?;
     let filed = state
         .store
