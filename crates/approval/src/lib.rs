@@ -19,6 +19,7 @@
 //! `docs/approvals.md` for the columns and the audit query.
 
 mod approvers;
+pub mod channel;
 mod error;
 mod hash;
 mod model;

@@ -1,0 +1,1 @@
+//! Feishu / Lark interactive cards (not built yet).

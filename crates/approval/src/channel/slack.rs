@@ -1,0 +1,1 @@
+//! Slack block actions (not built yet).
