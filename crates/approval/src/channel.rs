@@ -182,5 +182,10 @@ impl ChannelError {
     }
 }
 
+mod callback;
 pub mod feishu;
+mod hub;
 pub mod slack;
+
+pub use callback::receive;
+pub use hub::{Cursor, Entry, Hub, Route, Slot, TICK};

@@ -22,6 +22,9 @@ pub enum StoreError {
     /// A row the store wrote does not read back (edited by hand, another program).
     #[error("the approval database holds a bad row: {0}")]
     Corrupt(String),
+    /// The operating system gave no random bytes (for a channel message's nonce).
+    #[error("no random bytes from the operating system: {0}")]
+    Random(String),
 }
 
 /// An attempt the store refused. Every refusal about an existing request is in its audit

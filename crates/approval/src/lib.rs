@@ -31,7 +31,7 @@ pub use error::{Refused, StoreError};
 pub use hash::{args_hash, canonical_json};
 pub use model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
 pub use store::{
-    BUSY_TIMEOUT, Clock, Filed, JournalLine, LIVE_STATUSES, ManualClock, RunChange, RunRecord,
-    Store, SystemClock, database_files,
+    BUSY_TIMEOUT, ChannelMessage, Clock, Filed, JournalLine, LIVE_STATUSES, ManualClock, Outgoing,
+    Retry, RunChange, RunRecord, Store, SystemClock, database_files,
 };
 pub use time::{format_ms, format_span};

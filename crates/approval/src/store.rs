@@ -12,6 +12,7 @@
 
 #[macro_use]
 mod rows;
+mod channels;
 mod clock;
 mod file;
 mod runs;
@@ -30,6 +31,7 @@ use tokio::sync::watch;
 use crate::error::{Refused, StoreError};
 use crate::hash::args_hash;
 use crate::model::{AuditEvent, Decision, NewRequest, Request, Status, Verdict};
+pub use channels::{ChannelMessage, Outgoing, Retry};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use file::database_files;
 use file::{migration_lock, prepare_file};
