@@ -9,7 +9,10 @@
 //! tokens:
 //!   - {name: ops-lead, token: "${OPS_LEAD_TOKEN}", roles: [approver]}
 //!   - {name: auditor, token_sha256: "<64 hex digits>", roles: [admin]}
-//! approval: {timeout_seconds: 1800}
+//! approval:
+//!   timeout_seconds: 1800
+//!   fail_closed: false                   # see `channels`
+//!   channels: []                         # Feishu/Lark, Slack (docs/channels.md)
 //! ```
 //!
 //! The file is read raw (YAML into JSON), then validated: `${NAME}` in any string value is
@@ -24,6 +27,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tollgate_config::approval::MAX_APPROVAL_TIMEOUT_SECS;
+
+pub use channels::ChannelConfig;
 
 use crate::auth::{Role, Token, Tokens};
 use crate::error::{ConfigError, Result};
@@ -41,7 +46,7 @@ const TOP_KEYS: [&str; 7] = [
 /// Keys of one `tokens` entry.
 const TOKEN_KEYS: [&str; 4] = ["name", "token", "token_sha256", "roles"];
 /// Keys of `approval`.
-const APPROVAL_KEYS: [&str; 1] = ["timeout_seconds"];
+const APPROVAL_KEYS: [&str; 3] = ["timeout_seconds", "fail_closed", "channels"];
 
 /// Where the server listens unless `listen` says otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -67,6 +72,11 @@ pub struct ServerConfig {
     pub tokens: Tokens,
     /// How long a request filed by a run of this server waits (for the runs API).
     pub approval_timeout: Duration,
+    /// Where pending requests are announced besides the web page (`approval.channels`).
+    pub channels: Vec<ChannelConfig>,
+    /// Whether a request routed to a channel that could not be built is denied rather than
+    /// left waiting on the other channels (`approval.fail_closed`, default `false`).
+    pub channels_fail_closed: bool,
 }
 
 /// The file as written, after `${NAME}` expansion.
@@ -98,6 +108,8 @@ struct RawToken {
 #[serde(deny_unknown_fields)]
 struct RawApproval {
     timeout_seconds: Option<u64>,
+    #[serde(default)]
+    fail_closed: bool,
 }
 
 impl ServerConfig {
@@ -134,6 +146,14 @@ impl ServerConfig {
             value = Value::Object(Map::new());
         }
         check_keys(&value)?;
+        // Channels are expanded one by one: an unset variable costs that channel only.
+        let channels = value
+            .get_mut("approval")
+            .and_then(Value::as_object_mut)
+            .and_then(|approval| approval.remove("channels"))
+            .map(|list| channels::parse(list, env))
+            .transpose()?
+            .unwrap_or_default();
         expand(&mut value, "", env)?;
         let raw: Raw = serde_path_to_error::deserialize(value).map_err(|e| {
             let inner = e.inner().to_string();
@@ -141,7 +161,9 @@ impl ServerConfig {
             let expected = inner.split_once("expected ").map_or("", |(_, e)| e);
             format!("`{}`: wrong type, expected {expected}", e.path())
         })?;
-        raw.validate(base)
+        let mut config = raw.validate(base)?;
+        config.channels = channels;
+        Ok(config)
     }
 }
 
@@ -171,6 +193,8 @@ impl Raw {
             public_url,
             tokens: Tokens::new(tokens)?,
             approval_timeout: timeout,
+            channels: Vec::new(),
+            channels_fail_closed: self.approval.fail_closed,
         })
     }
 }
@@ -344,6 +368,8 @@ fn expand_str(
     out.push_str(rest);
     Ok(out)
 }
+
+mod channels;
 
 #[cfg(test)]
 #[path = "config_tests.rs"]

@@ -1,0 +1,190 @@
+//! `approval.channels`: where pending requests are announced besides the web page.
+//!
+//! ```yaml
+//! approval:
+//!   fail_closed: true            # a request routed to a channel that is not built is denied
+//!   channels:
+//!     - feishu: {app_id: cli_a1, app_secret: "${FEISHU_APP_SECRET}", …}
+//!     - slack: {bot_token: "${SLACK_BOT_TOKEN}", …, tools: ["sql_*"]}
+//! ```
+//!
+//! Each entry is a mapping with one key, the channel's kind. Its secrets must come from the
+//! environment (`${NAME}`), never be written in the file. An entry that cannot be used (an
+//! unset variable, a secret written in the file) does not stop the server: the channel is
+//! not built, the error names the entry and the variable, and requests routed to it are
+//! audited as not sent (denied with `approval.fail_closed`). An entry that is not a
+//! mapping of one known kind is an error of the whole file.
+
+use serde_json::Value;
+
+/// The channel kinds, and the keys of each that hold secrets.
+pub const KINDS: [(&str, &[&str]); 2] = [
+    (
+        "feishu",
+        &["app_secret", "verification_token", "encrypt_key"],
+    ),
+    ("slack", &["bot_token", "signing_secret"]),
+];
+
+/// One `approval.channels` entry.
+#[derive(Debug, Clone)]
+pub struct ChannelConfig {
+    /// Where it is in the file (`approval.channels[0].feishu`), for messages.
+    pub at: String,
+    /// The kind: `feishu` or `slack`.
+    pub kind: &'static str,
+    /// The entry's settings with `${NAME}` replaced, or why they cannot be used (names the
+    /// variable or key; never quotes a value).
+    pub settings: Result<Value, String>,
+}
+
+/// Reads `approval.channels` (taken out of the file before the rest is expanded: an unset
+/// variable here costs one channel, not the server).
+///
+/// # Errors
+/// The list or an entry is not of the documented shape.
+pub fn parse(
+    channels: Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<ChannelConfig>, String> {
+    let Value::Array(entries) = channels else {
+        return Err(
+            "`approval.channels`: must be a list of `- feishu: {…}` / `- slack: {…}` entries"
+                .into(),
+        );
+    };
+    entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, entry)| one(i, entry, env))
+        .collect()
+}
+
+fn one(
+    index: usize,
+    entry: Value,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ChannelConfig, String> {
+    let at = format!("approval.channels[{index}]");
+    let Value::Object(map) = entry else {
+        return Err(format!(
+            "`{at}`: must be a mapping with one key, `feishu` or `slack`"
+        ));
+    };
+    let mut items = map.into_iter();
+    let (Some((key, settings)), None) = (items.next(), items.next()) else {
+        return Err(format!(
+            "`{at}`: must have exactly one key, `feishu` or `slack`"
+        ));
+    };
+    let Some((kind, secrets)) = KINDS.iter().find(|(kind, _)| *kind == key) else {
+        return Err(format!(
+            "`{at}`: unknown channel `{key}` (known: feishu, slack)"
+        ));
+    };
+    let at = format!("{at}.{kind}");
+    let settings = match settings {
+        Value::Object(mut settings) => {
+            let checked = secrets
+                .iter()
+                .filter_map(|secret| settings.get(*secret).map(|v| (*secret, v)))
+                .try_for_each(|(secret, value)| from_env_only(&at, secret, value));
+            checked.and_then(|()| {
+                for (key, value) in &mut settings {
+                    super::expand(value, &format!("{at}.{key}"), env)?;
+                }
+                Ok(Value::Object(settings))
+            })
+        }
+        _ => {
+            return Err(format!(
+                "`{at}`: must be a mapping of the channel's settings"
+            ));
+        }
+    };
+    Ok(ChannelConfig { at, kind, settings })
+}
+
+/// A secret must be exactly `${NAME}`: a secret written in the file would end up in
+/// backups, diffs and screenshots.
+fn from_env_only(at: &str, key: &str, value: &Value) -> Result<(), String> {
+    let whole_variable = value.as_str().is_some_and(|text| {
+        text.starts_with("${") && text.ends_with('}') && text[2..].find('}') == Some(text.len() - 3)
+    });
+    if whole_variable {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{at}.{key}`: a secret must come from the environment, written as `${{NAME}}`"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "SET").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn secrets_are_expanded_from_the_environment() {
+        let parsed = parse(
+            json!([{"slack": {"bot_token": "${SET}", "signing_secret": "${SET}", "channel": "C1"}}]),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(parsed.len(), 1);
+        assert_eq!(parsed[0].kind, "slack");
+        assert_eq!(
+            parsed[0].settings,
+            Ok(json!({"bot_token": "s3cret", "signing_secret": "s3cret", "channel": "C1"}))
+        );
+    }
+
+    #[test]
+    fn an_unset_variable_costs_the_channel_and_names_the_variable() {
+        let parsed = parse(json!([{"feishu": {"app_secret": "${UNSET_ONE}"}}]), &env).unwrap();
+        let Err(reason) = &parsed[0].settings else {
+            panic!("built with an unset variable: {parsed:?}");
+        };
+        assert!(reason.contains("UNSET_ONE"), "{reason}");
+        assert!(
+            reason.contains("approval.channels[0].feishu.app_secret"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn a_secret_written_in_the_file_is_refused_without_quoting_it() {
+        for written in [
+            json!("xoxb-literal"),
+            json!("pre${SET}"),
+            json!("${SET}${SET}"),
+            json!(7),
+        ] {
+            let parsed = parse(json!([{"slack": {"bot_token": written}}]), &env).unwrap();
+            let Err(reason) = &parsed[0].settings else {
+                panic!("a literal secret was accepted: {parsed:?}");
+            };
+            assert!(reason.contains("bot_token"), "{reason}");
+            assert!(!reason.contains("xoxb-literal"), "{reason}");
+        }
+    }
+
+    #[test]
+    fn entries_of_the_wrong_shape_are_errors_of_the_file() {
+        for bad in [
+            json!({"feishu": {}}),
+            json!([{"teams": {}}]),
+            json!([{"feishu": {}, "slack": {}}]),
+            json!([{}]),
+            json!(["feishu"]),
+            json!([{"slack": "C1"}]),
+        ] {
+            assert!(parse(bad.clone(), &env).is_err(), "accepted {bad}");
+        }
+    }
+}
