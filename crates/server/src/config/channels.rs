@@ -36,6 +36,10 @@ pub struct ChannelConfig {
     /// The entry's settings with `${NAME}` replaced, or why they cannot be used (names the
     /// variable or key; never quotes a value).
     pub settings: Result<Value, String>,
+    /// `agents:` — glob patterns of the agents whose requests go to this channel (none: all).
+    pub agents: Vec<String>,
+    /// `tools:` — glob patterns of the tools whose requests go to this channel (none: all).
+    pub tools: Vec<String>,
 }
 
 /// Reads `approval.channels` (taken out of the file before the rest is expanded: an unset
@@ -83,6 +87,8 @@ fn one(
         ));
     };
     let at = format!("{at}.{kind}");
+    let agents = patterns(&settings, "agents", &at)?;
+    let tools = patterns(&settings, "tools", &at)?;
     let settings = match settings {
         Value::Object(mut settings) => {
             let checked = secrets
@@ -102,7 +108,30 @@ fn one(
             ));
         }
     };
-    Ok(ChannelConfig { at, kind, settings })
+    Ok(ChannelConfig {
+        at,
+        kind,
+        settings,
+        agents,
+        tools,
+    })
+}
+
+/// The routing list `key` of an entry (plain strings, read before expansion: a route is not
+/// a secret, and a broken channel still needs it to know which requests it fails).
+fn patterns(settings: &Value, key: &str, at: &str) -> Result<Vec<String>, String> {
+    match settings.get(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| {
+                item.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| format!("`{at}.{key}`: must be a list of glob patterns"))
+            })
+            .collect(),
+        Some(_) => Err(format!("`{at}.{key}`: must be a list of glob patterns")),
+    }
 }
 
 /// A secret must be exactly `${NAME}`: a secret written in the file would end up in
@@ -183,6 +212,8 @@ mod tests {
             json!([{}]),
             json!(["feishu"]),
             json!([{"slack": "C1"}]),
+            json!([{"slack": {"tools": "sql_*"}}]),
+            json!([{"slack": {"agents": [1]}}]),
         ] {
             assert!(parse(bad.clone(), &env).is_err(), "accepted {bad}");
         }
