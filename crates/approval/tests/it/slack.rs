@@ -160,6 +160,36 @@ async fn request_text_is_escaped_so_nobody_is_pinged_and_no_link_is_made() {
 }
 
 #[tokio::test]
+async fn a_request_beyond_slacks_limits_is_cut_to_fit_them() {
+    let api = slack::start(TOKEN).unwrap();
+    let huge = Request {
+        agent: "a".repeat(5000),
+        tool_name: "<".repeat(400),
+        arguments: json!({"sql": "<&>".repeat(10_000)}),
+        reasons: (0..60)
+            .map(|i| format!("reason {i} {}", "&".repeat(500)))
+            .collect(),
+        asked_by: ">".repeat(1000),
+        ..request()
+    };
+    // The stand-in refuses blocks beyond Block Kit's limits with `invalid_blocks`.
+    let slack = channel(&api);
+    slack.send(&huge, NONCE).await.unwrap();
+    let id = format!("{CHANNEL}:{}", api.messages()[0].ts);
+    let mut approved = ended(Status::Approved, Some("alice"), "web");
+    approved.response_note = Some("<".repeat(5000));
+    approved.edited_arguments = Some(json!({"sql": ">".repeat(10_000)}));
+    let approved = Request {
+        arguments: huge.arguments.clone(),
+        reasons: huge.reasons.clone(),
+        ..approved
+    };
+    slack.update(&approved, &id).await.unwrap();
+    let blocks = api.calls("chat.postMessage")[0].json.as_ref().unwrap()["blocks"].to_string();
+    assert!(blocks.contains("… and 50 more"), "{blocks}");
+}
+
+#[tokio::test]
 async fn rate_limits_and_server_errors_are_transient_and_the_next_send_goes_through() {
     let api = slack::start(TOKEN).unwrap();
     let slack = channel(&api);

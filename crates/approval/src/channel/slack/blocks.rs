@@ -26,6 +26,10 @@ const MAX_HEADER_CHARS: usize = 150;
 const MAX_FIELD_CHARS: usize = 1900;
 /// What the arguments may take of a section (3000 characters), escaped.
 const MAX_ARGUMENTS_CHARS: usize = 2800;
+/// Reasons listed before the rest are counted, so a section stays within its 3000 characters.
+const MAX_REASONS: usize = 10;
+/// A name (agent, tool) in the notification text.
+const MAX_NAME_CHARS: usize = 200;
 
 /// What a button's `value` carries: the request, the verdict and the nonce, nothing else.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,8 +94,8 @@ pub fn pending(request: &Request, nonce: &str) -> Result<Message, String> {
     );
     let text = format!(
         "Approval needed: {} wants to call {} ({})",
-        escape(&request.agent),
-        escape(&request.tool_name),
+        escape_limited(&request.agent, MAX_NAME_CHARS),
+        escape_limited(&request.tool_name, MAX_NAME_CHARS),
         request.id
     );
     Ok(Message {
@@ -121,7 +125,11 @@ pub fn final_message(request: &Request, approvers: &SlackApprovers) -> Message {
     }
     blocks.push(section(&line));
     Message {
-        text: format!("{} ({}): {outcome}", escape(&title), request.id),
+        text: format!(
+            "{} ({}): {outcome}",
+            escape_limited(&title, MAX_NAME_CHARS),
+            request.id
+        ),
         blocks: Value::Array(blocks),
     }
 }
@@ -200,9 +208,13 @@ fn reasons_text(request: &Request) -> String {
     if request.reasons.is_empty() {
         text.push_str("\n(no reason given)");
     }
-    let budget = MAX_FIELD_CHARS / request.reasons.len().max(1);
-    for reason in &request.reasons {
+    let shown = request.reasons.len().min(MAX_REASONS);
+    let budget = MAX_FIELD_CHARS / shown.max(1);
+    for reason in &request.reasons[..shown] {
         text.push_str(&format!("\n• {}", escape_limited(reason, budget)));
+    }
+    if request.reasons.len() > shown {
+        text.push_str(&format!("\n• … and {} more", request.reasons.len() - shown));
     }
     text.push_str(&format!(
         "\n_asked by {}_",

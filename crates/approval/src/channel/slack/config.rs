@@ -143,7 +143,7 @@ impl<'de> Visitor<'de> for ApproversVisitor {
 impl SlackConfig {
     /// Checks what serde cannot: non-empty credentials, an http(s) base URL, user ids that
     /// are Slack ids, and at least one approver.
-    pub(super) fn validate(&self) -> Result<url::Url, String> {
+    pub(super) fn validate(&self) -> Result<(), String> {
         let base = url::Url::parse(&self.base_url)
             .map_err(|e| format!("slack.base_url {:?} is not a URL: {e}", self.base_url))?;
         if !matches!(base.scheme(), "http" | "https") {
@@ -156,8 +156,7 @@ impl SlackConfig {
         if self.channel.trim().is_empty() {
             return Err("slack.channel is empty".to_owned());
         }
-        self.validate_approvers()?;
-        Ok(base)
+        self.validate_approvers()
     }
 
     fn validate_approvers(&self) -> Result<(), String> {
