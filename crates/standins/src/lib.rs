@@ -8,7 +8,10 @@
 //!   Events or answered as one JSON message), as Claude Code calls it through
 //!   `ANTHROPIC_BASE_URL`;
 //! - [`openai`]: the OpenAI Responses API (`POST /v1/responses`, streamed or not), as Codex
-//!   calls it through a `model_providers` entry with `wire_api = "responses"`.
+//!   calls it through a `model_providers` entry with `wire_api = "responses"`;
+//! - [`slack`]: Slack's Web API (`chat.postMessage`, `chat.update`) and a click's
+//!   `response_url`, plus [`slack::SlackUser`], who presses a message's buttons and sends the
+//!   signed `block_actions` interaction.
 //!
 //! A script is a list of model turns. Which turn a request gets is the number of tool results
 //! in the conversation the request carries, so a CLI that retries a request gets the same turn
@@ -34,6 +37,7 @@ mod sse;
 
 pub mod anthropic;
 pub mod openai;
+pub mod slack;
 
 pub use error::{Error, Result};
 pub use recorder::RecordedRequest;

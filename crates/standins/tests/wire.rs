@@ -1,8 +1,10 @@
-//! The stand-ins over real HTTP, as a client sees them: events, ids, scripts and recordings.
+//! The stand-ins over real HTTP, as a client sees them: events, ids, scripts and recordings;
+//! Slack's Web API refusals and faults, and the signed clicks of its user.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
+use tollgate_standins::slack::{self, Fault, SlackUser};
 use tollgate_standins::{Script, anthropic, openai};
 
 async fn post(url: &str, body: &Value) -> (u16, String, String) {
@@ -224,4 +226,137 @@ async fn responses_refuse_a_compressed_body() {
     let error: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
     assert_eq!(error["error"]["type"], "invalid_request_error");
     assert_eq!(api.requests()[0].header("Content-Encoding"), Some("zstd"));
+}
+
+/// Slack's worked example in "Verifying requests from Slack": a slash command's body, its
+/// timestamp, the signing secret and the signature Slack sent.
+const SLACK_DOC_SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+const SLACK_DOC_BODY: &str = "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
+const SLACK_DOC_SIGNATURE: &str =
+    "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503";
+
+#[test]
+fn the_slack_user_signs_as_slacks_published_example() {
+    let user = SlackUser::new("U2CERLKJA", SLACK_DOC_SECRET);
+    let signed = user.sign_body(SLACK_DOC_BODY.to_owned(), 1_531_420_618);
+    assert_eq!(signed.timestamp, "1531420618");
+    assert_eq!(signed.signature, SLACK_DOC_SIGNATURE);
+    assert_ne!(signed.with_bad_signature().signature, SLACK_DOC_SIGNATURE);
+}
+
+async fn slack_call(url: &str, token: &str, body: &Value) -> (u16, Option<String>, Value) {
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json; charset=utf-8")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let retry = response
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (
+        status,
+        retry,
+        serde_json::from_str(&response.text().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn slack_checks_the_token_and_the_blocks_and_fails_on_demand() {
+    let api = slack::start("xoxb-right").unwrap();
+    let post = format!("{}/chat.postMessage", api.api_url());
+    let message = json!({"channel": "C1", "text": "hi", "blocks": [
+        {"type": "actions", "elements": [{"type": "button", "action_id": "a", "value": "v",
+                                          "text": {"type": "plain_text", "text": "Go"}}]}]});
+
+    let (status, _, answer) = slack_call(&post, "xoxb-wrong", &message).await;
+    assert_eq!(
+        (status, answer),
+        (200, json!({"ok": false, "error": "invalid_auth"}))
+    );
+    let mut too_long = message.clone();
+    too_long["blocks"][0]["elements"][0]["value"] = json!("v".repeat(2001));
+    let (_, _, answer) = slack_call(&post, "xoxb-right", &too_long).await;
+    assert_eq!(answer["error"], "invalid_blocks");
+
+    api.fail_next(Fault::RateLimited {
+        retry_after_seconds: 3,
+    });
+    let (status, retry, answer) = slack_call(&post, "xoxb-right", &message).await;
+    assert_eq!(
+        (status, retry.as_deref(), &answer["error"]),
+        (429, Some("3"), &json!("ratelimited"))
+    );
+    let (status, _, answer) = slack_call(&post, "xoxb-right", &message).await;
+    assert_eq!(
+        (status, &answer["ok"], &answer["channel"]),
+        (200, &json!(true), &json!("C1"))
+    );
+    let ts = answer["ts"].as_str().unwrap();
+    assert_eq!(api.messages().len(), 1);
+
+    let update = format!("{}/chat.update", api.api_url());
+    let (_, _, answer) = slack_call(
+        &update,
+        "xoxb-right",
+        &json!({"channel": "C1", "ts": ts, "text": "done"}),
+    )
+    .await;
+    assert_eq!(answer["ok"], true);
+    let (_, _, answer) = slack_call(
+        &update,
+        "xoxb-right",
+        &json!({"channel": "C1", "ts": "9.9", "text": "x"}),
+    )
+    .await;
+    assert_eq!(answer["error"], "message_not_found");
+    assert_eq!(api.calls("chat.update").len(), 2);
+}
+
+#[tokio::test]
+async fn a_slack_user_presses_a_button_and_posts_the_signed_interaction() {
+    let api = slack::start("xoxb-right").unwrap();
+    let message = json!({"channel": "C1", "text": "hi", "blocks": [
+        {"type": "actions", "block_id": "b", "elements": [
+            {"type": "button", "action_id": "yes", "value": "42", "style": "primary",
+             "text": {"type": "plain_text", "text": "Yes"}}]}]});
+    slack_call(
+        &format!("{}/chat.postMessage", api.api_url()),
+        "xoxb-right",
+        &message,
+    )
+    .await;
+    let posted = api.messages().remove(0);
+    let user = SlackUser::new("U1", "secret");
+    assert!(user.press(&posted, "no", "http://x").is_none());
+    let payload = user.press(&posted, "yes", &api.response_url("r")).unwrap();
+    assert_eq!(payload["type"], "block_actions");
+    assert_eq!(payload["user"]["id"], "U1");
+    assert_eq!(payload["container"]["message_ts"], posted.ts.as_str());
+    assert_eq!(payload["channel"]["id"], "C1");
+    assert_eq!(payload["actions"][0]["value"], "42");
+    assert_eq!(payload["actions"][0]["block_id"], "b");
+    let again = user.press(&posted, "yes", &api.response_url("r")).unwrap();
+    assert_ne!(again["trigger_id"], payload["trigger_id"]);
+
+    // The response_url wants JSON, so the form post is refused, and recorded as sent.
+    let signed = user.sign(&payload, 1_800_000_000);
+    let (status, _) = signed.post(&api.response_url("r")).await.unwrap();
+    assert_eq!(status, 400);
+    let sent = api.requests().pop().unwrap();
+    assert_eq!(sent.header("x-slack-request-timestamp"), Some("1800000000"));
+    assert_eq!(
+        sent.header("x-slack-signature"),
+        Some(signed.signature.as_str())
+    );
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(sent.body.as_bytes())
+        .into_owned()
+        .collect();
+    assert_eq!(form.len(), 1);
+    assert_eq!(form[0].0, "payload");
+    assert_eq!(serde_json::from_str::<Value>(&form[0].1).unwrap(), payload);
 }
