@@ -37,6 +37,7 @@
 mod approvals;
 mod auth;
 mod body;
+mod channels;
 mod config;
 mod error;
 pub mod metrics;
@@ -90,6 +91,8 @@ pub struct AppState {
     bound: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
     /// What `GET /metrics` shows; this server's own, not shared with others in the process.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// The approval channels (Feishu/Lark, Slack) and their sender; runs under [`serve`].
+    pub hub: tollgate_approval::channel::Hub,
 }
 
 impl AppState {
@@ -99,6 +102,7 @@ impl AppState {
         let runs: Arc<runs::Runs> = Arc::default();
         Self {
             journal: runs::Journal::start(store.clone(), Arc::clone(&runs)),
+            hub: channels::hub(&config, &store),
             store,
             tokens: Arc::new(config.tokens.clone()),
             config: Arc::new(config),
@@ -133,6 +137,8 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/v1/openapi.json", get(openapi::document))
+        // Signed by the platforms, not by a bearer token; each answers within its window.
+        .merge(channels::routes())
         // A stream lasts as long as its run: outside the request timeout.
         .route("/v1/runs/{id}/events", get(runs::events))
         .merge(api)
@@ -151,7 +157,8 @@ pub fn router(state: AppState) -> Router {
 /// Serves [`router`] on `listener` until `shutdown` completes; then stops accepting, ends the
 /// event streams (clients reconnect with `Last-Event-ID`) and lets the other requests under
 /// way finish. Runs are left as they stand: the next server resumes them
-/// ([`runs::resume_runs`]).
+/// ([`runs::resume_runs`]). Meanwhile the approval channels' hub announces pending requests
+/// and updates ended ones (it stops with the server).
 ///
 /// # Errors
 /// Accepting connections failed.
@@ -167,8 +174,13 @@ pub async fn serve(
         let _ = state.bound.set(address);
     }
     let runs = Arc::clone(&state.runs);
+    let (stop_hub, hub_stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(state.hub.clone().run(async move {
+        let _ = hub_stopped.await;
+    }));
     let shutdown = async move {
         shutdown.await;
+        let _ = stop_hub.send(());
         runs.stop_streams();
     };
     axum::serve(listener, router(state))

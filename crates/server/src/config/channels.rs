@@ -16,6 +16,7 @@
 //! mapping of one known kind is an error of the whole file.
 
 use serde_json::Value;
+use tollgate_approval::channel::Route;
 
 /// The channel kinds, and the keys of each that hold secrets.
 pub const KINDS: [(&str, &[&str]); 2] = [
@@ -36,10 +37,9 @@ pub struct ChannelConfig {
     /// The entry's settings with `${NAME}` replaced, or why they cannot be used (names the
     /// variable or key; never quotes a value).
     pub settings: Result<Value, String>,
-    /// `agents:` — glob patterns of the agents whose requests go to this channel (none: all).
-    pub agents: Vec<String>,
-    /// `tools:` — glob patterns of the tools whose requests go to this channel (none: all).
-    pub tools: Vec<String>,
+    /// Which requests it gets: `agents:` and `tools:`, glob patterns of the agents and tools
+    /// whose requests go to this channel (none: all).
+    pub route: Route,
 }
 
 /// Reads `approval.channels` (taken out of the file before the rest is expanded: an unset
@@ -89,6 +89,7 @@ fn one(
     let at = format!("{at}.{kind}");
     let agents = patterns(&settings, "agents", &at)?;
     let tools = patterns(&settings, "tools", &at)?;
+    let route = Route::new(&agents, &tools).map_err(|reason| format!("`{at}`: {reason}"))?;
     let settings = match settings {
         Value::Object(mut settings) => {
             let checked = secrets
@@ -112,8 +113,7 @@ fn one(
         at,
         kind,
         settings,
-        agents,
-        tools,
+        route,
     })
 }
 
@@ -214,6 +214,7 @@ mod tests {
             json!([{"slack": "C1"}]),
             json!([{"slack": {"tools": "sql_*"}}]),
             json!([{"slack": {"agents": [1]}}]),
+            json!([{"slack": {"tools": ["sql_[*"]}}]),
         ] {
             assert!(parse(bad.clone(), &env).is_err(), "accepted {bad}");
         }
