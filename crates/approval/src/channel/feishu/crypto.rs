@@ -91,7 +91,7 @@ pub(super) fn decrypt(encrypt_key: &str, encoded: &str) -> Result<Vec<u8>, Decry
     let data = STANDARD
         .decode(encoded.trim())
         .map_err(|_| DecryptError::Base64)?;
-    if data.len() < 2 * BLOCK || data.len() % BLOCK != 0 {
+    if data.len() < 2 * BLOCK || !data.len().is_multiple_of(BLOCK) {
         return Err(DecryptError::Length);
     }
     let (iv, ciphertext) = data.split_at(BLOCK);
