@@ -4,11 +4,12 @@
 //! Written from the platform's documentation, independently of tollgate's channel, so each
 //! side checks the other:
 //!
-//! - Access token: <https://open.feishu.cn/document/server-docs/authentication-management/access-token/tenant_access_token_internal>
-//! - Send a message: <https://open.feishu.cn/document/server-docs/im-v1/message/create>
-//! - Update a card: <https://open.feishu.cn/document/server-docs/im-v1/message-card/patch>
+//! - Access token: <https://open.feishu.cn/document/ukTMukTMukTM/ukDNz4SO0MjL5QzM/auth-v3/auth/tenant_access_token_internal>
+//! - Send a message: <https://open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/reference/im-v1/message/create>
+//! - Update a card: <https://open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/reference/im-v1/message/patch>
 //! - Card callbacks: <https://open.feishu.cn/document/uAjLw4CM/ukzMukzMukzM/feishu-cards/card-callback-communication>
 //! - Encryption and signatures: <https://open.feishu.cn/document/uAjLw4CM/ukTMukTMukTM/event-subscription-guide/callback-subscription/receive-and-handle-callbacks>
+//! - The legacy card request URL and its SHA-1 signature: <https://open.feishu.cn/document/ukTMukTMukTM/uYzMxEjL2MTMx4iNzETM>
 //!
 //! Routes of the API stand-in:
 //!

@@ -152,9 +152,10 @@ impl FeishuConfig {
     /// Checks the settings and returns the open platform's origin as a URL.
     ///
     /// # Errors
-    /// A message naming the first bad key: `base_url` not an http(s) URL (or plain `http` to
-    /// a host that is not loopback), an empty id or secret, an empty `encrypt_key`, no
-    /// approvers, an empty approver id or name.
+    /// A message naming the first bad key (never its value, which may be a secret):
+    /// `base_url` not an http(s) origin (or plain `http` to a host that is not loopback), an
+    /// empty id or secret, an empty `encrypt_key`, no approvers, an empty approver id or
+    /// name.
     pub(super) fn validate(&self) -> Result<Url, String> {
         let base = base_url(&self.base_url)?;
         non_empty("app_id", &self.app_id)?;
@@ -185,7 +186,7 @@ fn non_empty(key: &str, value: &str) -> Result<(), String> {
 
 fn base_url(text: &str) -> Result<Url, String> {
     let url = Url::parse(text.trim_end_matches('/'))
-        .map_err(|e| format!("feishu: `base_url` {text:?} is not a URL: {e}"))?;
+        .map_err(|e| format!("feishu: `base_url` is not a URL: {e}"))?;
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
         Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
@@ -196,9 +197,9 @@ fn base_url(text: &str) -> Result<Url, String> {
         "https" => {}
         "http" if loopback => {}
         "http" => {
-            return Err(format!(
-                "feishu: `base_url` {text:?} must use https (the app secret travels over it)"
-            ));
+            return Err(
+                "feishu: `base_url` must use https (the app secret travels over it)".into(),
+            );
         }
         other => {
             return Err(format!(
@@ -208,7 +209,7 @@ fn base_url(text: &str) -> Result<Url, String> {
     }
     if url.host().is_none() || url.query().is_some() || url.fragment().is_some() {
         return Err(format!(
-            "feishu: `base_url` {text:?} must be an origin such as {FEISHU_BASE_URL}"
+            "feishu: `base_url` must be an origin such as {FEISHU_BASE_URL}"
         ));
     }
     if !url.username().is_empty() || url.password().is_some() {
