@@ -1,8 +1,10 @@
-//! Loopback stand-ins for the model APIs that agent CLIs call, for tests that run the real
-//! CLIs (Claude Code, Codex) without reaching the real services.
+//! Loopback stand-ins for the services tollgate's tests cannot reach: the model APIs that
+//! agent CLIs call (so tests run the real Claude Code and Codex), and the Feishu/Lark open
+//! platform (so the approval channel is tested against the platform's wire format).
 //!
 //! Each stand-in is a real HTTP server on `127.0.0.1` (an ephemeral port) that speaks one
-//! service's wire format, answers from a [`Script`] and records every request it got:
+//! service's wire format, answers from a [`Script`] (the model APIs) or from its own state
+//! (Feishu), and records every request it got:
 //!
 //! - [`anthropic`]: the Anthropic Messages API (`POST /v1/messages`, streamed as Server-Sent
 //!   Events or answered as one JSON message), as Claude Code calls it through
@@ -12,6 +14,9 @@
 //! - [`slack`]: Slack's Web API (`chat.postMessage`, `chat.update`) and a click's
 //!   `response_url`, plus [`slack::SlackUser`], who presses a message's buttons and sends the
 //!   signed `block_actions` interaction.
+//! - [`feishu`]: the Feishu/Lark open platform's token and message API (stateful: tokens it
+//!   issued, messages it holds, faults a test queues), and the callbacks its users' clicks
+//!   become ([`feishu::Callbacks`]).
 //!
 //! A script is a list of model turns. Which turn a request gets is the number of tool results
 //! in the conversation the request carries, so a CLI that retries a request gets the same turn
@@ -36,6 +41,7 @@ mod server;
 mod sse;
 
 pub mod anthropic;
+pub mod feishu;
 pub mod openai;
 pub mod slack;
 

@@ -1,11 +1,12 @@
 //! The stand-ins over real HTTP, as a client sees them: events, ids, scripts and recordings;
-//! Slack's Web API refusals and faults, and the signed clicks of its user.
+//! Slack's Web API refusals and faults, and the signed clicks of its user; the Feishu
+//! platform's tokens, messages and faults, and a callback posted as encoded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 use tollgate_standins::slack::{self, Fault, SlackUser};
-use tollgate_standins::{Script, anthropic, openai};
+use tollgate_standins::{Script, anthropic, feishu, openai};
 
 async fn post(url: &str, body: &Value) -> (u16, String, String) {
     let response = reqwest::Client::new()
@@ -359,4 +360,108 @@ async fn a_slack_user_presses_a_button_and_posts_the_signed_interaction() {
     assert_eq!(form.len(), 1);
     assert_eq!(form[0].0, "payload");
     assert_eq!(serde_json::from_str::<Value>(&form[0].1).unwrap(), payload);
+}
+
+async fn feishu_call(
+    method: reqwest::Method,
+    url: &str,
+    token: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let response = reqwest::Client::new()
+        .request(method, url)
+        .bearer_auth(token)
+        .header("content-type", "application/json; charset=utf-8")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+#[tokio::test]
+async fn the_feishu_platform_issues_tokens_and_keeps_messages() {
+    let platform = feishu::start("cli_a", "secret").unwrap();
+    let base = platform.base_url();
+    let token_url = format!("{base}/open-apis/auth/v3/tenant_access_token/internal");
+    let (status, _, body) = post(&token_url, &json!({"app_id": "cli_a", "app_secret": "no"})).await;
+    assert_eq!(status, 400);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], 10014);
+    platform.set_token_expire(600);
+    let (_, _, body) = post(
+        &token_url,
+        &json!({"app_id": "cli_a", "app_secret": "secret"}),
+    )
+    .await;
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["code"], 0);
+    assert_eq!(answer["expire"], 600);
+    let token = answer["tenant_access_token"].as_str().unwrap();
+
+    let create = format!("{base}/open-apis/im/v1/messages?receive_id_type=chat_id");
+    let card = json!({"schema": "2.0", "body": {"elements": [{"tag": "button",
+        "text": {"tag": "plain_text", "content": "Go"},
+        "behaviors": [{"type": "callback", "value": {"k": 1}}]}]}});
+    let message = json!({"receive_id": "oc_1", "msg_type": "interactive",
+                         "content": card.to_string(), "uuid": "u-1"});
+    let post_message = reqwest::Method::POST;
+    let (status, first) = feishu_call(post_message.clone(), &create, token, &message).await;
+    assert_eq!(status, 200, "{first}");
+    let (_, again) = feishu_call(post_message.clone(), &create, token, &message).await;
+    let id = first["data"]["message_id"].as_str().unwrap();
+    assert_eq!(again["data"]["message_id"], id);
+    assert_eq!(platform.messages().len(), 1);
+    assert_eq!(platform.creates("u-1"), 2);
+    let buttons = feishu::buttons(platform.message(id).unwrap().card());
+    assert_eq!(buttons.len(), 1);
+    assert_eq!(buttons[0].label, "Go");
+    assert_eq!(buttons[0].value, json!({"k": 1}));
+
+    let (status, refused) = feishu_call(post_message.clone(), &create, "t-forged", &message).await;
+    assert_eq!(
+        (status, refused["code"].clone()),
+        (400, json!(feishu::INVALID_TOKEN))
+    );
+    let not_json = json!({"receive_id": "oc_1", "msg_type": "interactive", "content": "{"});
+    let (status, _) = feishu_call(post_message.clone(), &create, token, &not_json).await;
+    assert_eq!(status, 400);
+    platform.fail_next(502);
+    let response = reqwest::Client::new()
+        .post(&create)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 502);
+
+    let patch = format!("{base}/open-apis/im/v1/messages/{id}");
+    let done = json!({"content": json!({"schema": "2.0", "body": {"elements": []}}).to_string()});
+    let (status, _) = feishu_call(reqwest::Method::PATCH, &patch, token, &done).await;
+    assert_eq!(status, 200);
+    let message = platform.message(id).unwrap();
+    assert_eq!(message.updates.len(), 1);
+    assert!(feishu::buttons(message.card()).is_empty());
+    let missing = format!("{base}/open-apis/im/v1/messages/om_nope");
+    let (status, _) = feishu_call(reqwest::Method::PATCH, &missing, token, &done).await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn a_feishu_callback_is_posted_exactly_as_encoded() {
+    let platform = feishu::start("cli_a", "secret").unwrap();
+    let delivery = feishu::Callbacks::new("vt", Some("ek")).click(&json!({"k": 1}), "ou_a");
+    let encoded = delivery.encode();
+    let url = format!("{}/callback", platform.base_url());
+    let (status, _) = delivery.post(&url).await.unwrap();
+    assert_eq!(status, 404);
+    let received = platform.requests().pop().unwrap();
+    assert_eq!(received.body.as_bytes(), encoded.body);
+    for (name, value) in &encoded.headers {
+        assert_eq!(received.header(name), Some(value.as_str()), "{name}");
+    }
+    assert!(received.json.unwrap().get("encrypt").is_some());
 }
