@@ -601,7 +601,9 @@ impl Store {
         let _unwatch = Unwatch { store: self, id };
         loop {
             changes.borrow_and_update();
-            let Some(row) = self.get(id).await? else {
+            // The reads are boxed: a query's future is large and short-lived, and a waiter
+            // lives as long as its request is pending.
+            let Some(row) = Box::pin(self.get(id)).await? else {
                 return Err(Refused::NotFound { id: id.to_owned() });
             };
             if row.status.is_terminal() {
@@ -609,7 +611,7 @@ impl Store {
             }
             let now = self.now_ms();
             if now >= row.expires_at {
-                match self.expire(id).await {
+                match Box::pin(self.expire(id)).await {
                     Ok(row) => return Ok(row),
                     Err(Refused::AlreadyDecided { .. } | Refused::NotOverdue { .. }) => continue,
                     Err(e) => return Err(e),

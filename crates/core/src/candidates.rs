@@ -14,8 +14,9 @@ use crate::matcher::{ToolMatcher, build_set};
 use crate::registry::{DispatchMode, Entry};
 
 /// Slots of the per-event selection cache: at most this many match targets are remembered;
-/// more are matched every time.
-const CACHE_CAPACITY: usize = 256;
+/// more are matched every time. An empty slot is one word and a lock state (16 bytes): a
+/// registry lives as long as its session, and a server holds thousands of sessions waiting.
+const CACHE_CAPACITY: usize = 128;
 /// Slots looked at for one target before giving up (open addressing, linear probing).
 const CACHE_PROBES: usize = 8;
 /// Longest match target remembered, in bytes (tool names are short; longer ones are matched
@@ -52,7 +53,7 @@ struct SelectionCache {
 }
 
 /// One remembered selection: the match target and the indexes of the entries it selects.
-type Slot = OnceLock<(Box<str>, Box<[u32]>)>;
+type Slot = OnceLock<Box<(Box<str>, Box<[u32]>)>>;
 
 /// The entries a payload selects, in run order: indexes into the event's entries, borrowed
 /// (every entry, or a remembered selection) or owned (a selection the cache had no room for).
@@ -102,7 +103,7 @@ impl SelectionCache {
     fn get(&self, target: &str) -> Option<&[u32]> {
         for slot in self.probe(target) {
             // Slots fill in probing order and are never emptied: an empty one ends the search.
-            let (key, selection) = slot.get()?;
+            let (key, selection) = &**slot.get()?;
             if **key == *target {
                 return Some(selection);
             }
@@ -115,17 +116,17 @@ impl SelectionCache {
         if target.len() > CACHE_MAX_KEY {
             return Err(selection);
         }
-        let mut value = Some((Box::from(target), selection.into_boxed_slice()));
+        let mut value = Some(Box::new((Box::from(target), selection.into_boxed_slice())));
         for slot in self.probe(target) {
             // Our value goes into the first free slot, and then the key matches: it is taken
             // at most once, just before returning.
-            let (key, selection) = slot.get_or_init(|| value.take().unwrap_or_default());
+            let (key, selection) = &**slot.get_or_init(|| value.take().unwrap_or_default());
             if **key == *target {
                 return Ok(selection);
             }
         }
         Err(value
-            .map(|(_, selection)| selection.into_vec())
+            .map(|remembered| remembered.1.into_vec())
             .unwrap_or_default())
     }
 }

@@ -172,10 +172,9 @@ impl DurableApprover {
             tokio::select! {
                 biased;
                 () = self.cancel.cancelled() => {
-                    let _ = store
-                        .cancel(&id, &self.me, "the run was cancelled while it waited for approval")
-                        .await;
-                    break store.get(&id).await.map_err(Refused::from).and_then(|row| {
+                    let why = "the run was cancelled while it waited for approval";
+                    let _ = Box::pin(store.cancel(&id, &self.me, why)).await;
+                    break Box::pin(store.get(&id)).await.map_err(Refused::from).and_then(|row| {
                         row.ok_or(Refused::NotFound { id: id.clone() })
                     });
                 }
@@ -187,7 +186,7 @@ impl DurableApprover {
                         channel: "tty".into(),
                         note: answer.note,
                     };
-                    match store.decide(&id, &decision).await {
+                    match Box::pin(store.decide(&id, &decision)).await {
                         // Not this person's call to make: say so, and keep waiting.
                         Err(refused @ Refused::NotAllowed { .. }) => {
                             if let Some(inline) = &self.inline {
@@ -195,7 +194,7 @@ impl DurableApprover {
                             }
                         }
                         // Decided here or elsewhere first: the store's row is the answer.
-                        _ => break store.wait(&id, self.poll).await,
+                        _ => break Box::pin(store.wait(&id, self.poll)).await,
                     }
                 }
             }
@@ -302,18 +301,20 @@ impl Approver for DurableApprover {
                 approvers: request.approvers.clone(),
                 timeout_seconds: request.timeout_seconds,
             };
-            let store = match self.store().await {
+            // The store calls are boxed: their futures are large and short-lived, and this
+            // one lives as long as the request waits.
+            let store = match Box::pin(self.store()).await {
                 Ok(store) => store,
                 Err(e) => return store_failed(&e),
             };
-            let filed = match store.file(&new).await {
+            let filed = match Box::pin(store.file(&new)).await {
                 Ok(filed) => filed,
                 Err(e) => return store_failed(&e.to_string()),
             };
             if filed.attached
                 && filed.request.args_hash != tollgate_approval::args_hash(&new.arguments)
             {
-                return self.changed_arguments(store, &filed.request).await;
+                return Box::pin(self.changed_arguments(store, &filed.request)).await;
             }
             waiting(&Waiting {
                 request_id: filed.request.id.clone(),

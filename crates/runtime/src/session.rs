@@ -351,13 +351,15 @@ async fn start(
         cancel_cause: Arc::default(),
         resumed: recorded.is_some(),
     };
-    let ending = match Session::prepare(services, setup).await {
+    // Boxed, as the body is: what only runs at the start need not stay reserved in the
+    // run's future while the run waits.
+    let ending = match Box::pin(Session::prepare(services, setup)).await {
         Ok(session) => {
             let ending = match recorded {
-                Some(recorded) => session.resume_body(&request.prompt, recorded).await,
+                Some(recorded) => Box::pin(session.resume_body(&request.prompt, recorded)).await,
                 None => session.run_body(&request.prompt).await,
             };
-            session.end(&ending).await;
+            Box::pin(session.end(&ending)).await;
             ending
         }
         Err((trace, error)) => {
@@ -789,7 +791,10 @@ impl<'s> Session<'s> {
     /// Dispatches one event and records its hook runs and folded decision.
     async fn emit(&self, data: impl Into<EventData>, about: About<'_>) -> DispatchOutcome {
         let payload = Arc::new(Payload::new(self.common.clone(), data));
-        let outcome = self.dispatcher.dispatch(payload).await;
+        // Boxed: a dispatch's future is large, and every future awaiting `emit` would
+        // otherwise reserve room for it for as long as it lives (a call waiting for approval
+        // waits for hours).
+        let outcome = Box::pin(self.dispatcher.dispatch(payload)).await;
         let ids = about.fields();
         for run in &outcome.runs {
             let mut line = match serde_json::to_value(run.to_wire(&outcome.event)) {
@@ -1133,7 +1138,9 @@ impl<'s> Session<'s> {
 
     async fn execute(&self, call: &ToolCall) -> Result<Value, ToolError> {
         if call.tool_name == CALL_AGENT_TOOL {
-            return self.delegate(call).await;
+            // Boxed: a delegation's future holds a whole sub-session's setup, and every call
+            // would otherwise reserve room for it while it waits for approval.
+            return Box::pin(self.delegate(call)).await;
         }
         let tool = self.tools.iter().find(|t| t.spec().name == call.tool_name);
         match tool {

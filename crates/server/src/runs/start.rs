@@ -113,11 +113,15 @@ pub(super) fn spawn(
     tokio::spawn(async move {
         // The metrics first: what a stream shows is already counted.
         let sinks: Vec<Arc<dyn TraceSink>> = vec![metrics, sink.clone()];
+        // Boxed: the run's future holds the request once, not beside a copy in this one.
         match journal {
             Some(journal) => {
-                tollgate_runtime::resume(request, &journal, &services, sinks, cancel).await
+                Box::pin(tollgate_runtime::resume(
+                    request, &journal, &services, sinks, cancel,
+                ))
+                .await
             }
-            None => tollgate_runtime::run(request, &services, sinks, cancel).await,
+            None => Box::pin(tollgate_runtime::run(request, &services, sinks, cancel)).await,
         };
         services.background.idle().await;
         if let Err(e) = sink.flush().await {
