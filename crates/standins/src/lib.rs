@@ -10,9 +10,10 @@
 //! - [`openai`]: the OpenAI Responses API (`POST /v1/responses`, streamed or not), as Codex
 //!   calls it through a `model_providers` entry with `wire_api = "responses"`.
 //!
-//! A script is a list of model turns. Which turn a request gets is the number of tool results
-//! in the conversation the request carries, so a CLI that retries a request gets the same turn
-//! again, and a script of "call the shell tool, then answer with what it printed" reads:
+//! A script is a list of model turns. Which turn a request gets is the number of model turns
+//! the conversation it carries already holds (see [`Script`]), so a CLI that retries a request
+//! gets the same turn again, and a script of "call the shell tool, then answer with what it
+//! printed" reads:
 //!
 //! ```no_run
 //! use tollgate_standins::{Script, anthropic};
@@ -37,5 +38,5 @@ pub mod openai;
 
 pub use error::{Error, Result};
 pub use recorder::RecordedRequest;
-pub use script::{Script, Step};
+pub use script::{Script, Step, ToolUse};
 pub use server::StandIn;
