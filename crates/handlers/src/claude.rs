@@ -132,6 +132,10 @@ impl ClaudeCode {
             vars.push(("CLAUDE_PLUGIN_DATA", text(root)));
         }
         if let Some(dir) = &self.skill_dir {
+            // Claude Code gives a skill's hooks its folder as the plugin root.
+            if self.plugin_root.is_none() {
+                vars.push(("CLAUDE_PLUGIN_ROOT", text(dir)));
+            }
             vars.push(("CLAUDE_SKILL_DIR", text(dir)));
         }
         vars
