@@ -272,16 +272,13 @@ impl<'a> Assembler<'a> {
                     &[]
                 };
                 let hook = match &spec.dialect {
-                    // Claude Code runs every hook in the project's folder: a relative
-                    // `.claude/hooks/x.sh` is the project's, whichever file declares it.
                     Dialect::ClaudeCode(claude) => CommandHook::claude_code(
                         &spec.name,
                         line,
                         spec.source,
-                        &self.claude.cwd,
+                        &spec.dir,
                         self.claude_code(claude)?,
-                    )
-                    .with_cwd(&self.claude.cwd),
+                    ),
                     _ => CommandHook::declared_in(&spec.name, line, spec.source, &spec.dir),
                 };
                 let hook = hook

@@ -33,7 +33,7 @@ use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claud
 use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
-pub use output::{KEEP_WORKING, SYSTEM_MESSAGE};
+pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, SYSTEM_MESSAGE};
 pub use rule::Rule;
 
 /// The side effect a `SessionStart` hook's `CLAUDE_ENV_FILE` becomes: `{"set": {NAME: VALUE},
@@ -219,7 +219,9 @@ impl ClaudeCode {
         let (_, extras) = outcome.into_parts();
         let mut extras = extras.unwrap_or_default();
         extras.rewrite = None;
-        extras.side_effects.retain(|e| e.kind != KEEP_WORKING);
+        extras
+            .side_effects
+            .retain(|e| e.kind != KEEP_WORKING && e.kind != END_SESSION);
         Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
     }
 }

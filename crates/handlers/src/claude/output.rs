@@ -7,14 +7,15 @@
 //! | `permissionDecision` | allow / deny / ask / `defer` (ask) | – | – | – | – |
 //! | `decision: block` | deny | deny | keep working | the reason added to the context | recorded |
 //! | `decision: approve` | allow | – | – | – | – |
-//! | `continue: false` | deny with `stopReason` | deny | stop for real (no keep working) | deny (the result is withheld) | recorded |
+//! | `continue: false` | deny with `stopReason`, end the session | deny, end the session | end the session (no keep working) | deny (the result is withheld), end the session | end the session |
 //! | `updatedInput` | new arguments, mapped back to the tool's | – | – | – | – |
 //! | `updatedToolOutput`, `updatedMCPToolOutput` | – | – | – | the new result | – |
 //! | `additionalContext` | context | context | – | context | context |
 //! | `systemMessage` | a `system_message` side effect (shown in `tollgate run`) | | | | |
 //!
 //! "Keep working" is a deny with a `keep_working` side effect: the runtime goes on with the
-//! reason as the next user message (`docs/claude-code.md`). Any other exit status is a hook
+//! reason as the next user message (`docs/claude-code.md`). "End the session" is an
+//! `end_session` side effect: the runtime makes no further model turn. Any other exit status is a hook
 //! failure, resolved by the hook's failure mode. As in Claude Code, a key it does not define is
 //! ignored (named in an `ignored_output_keys` side effect) and what it does define still
 //! decides; a `hookSpecificOutput` naming another event is ignored likewise; one without
@@ -35,6 +36,9 @@ const EXCERPT: usize = 4096;
 
 /// The side effect that asks the runtime to keep a completed session going.
 pub const KEEP_WORKING: &str = "keep_working";
+/// The side effect that ends the session after the event (Claude Code's `continue: false`):
+/// `{"reason": stopReason}`.
+pub const END_SESSION: &str = "end_session";
 /// The side effect that carries a hook's `systemMessage` for the person running the agent.
 pub const SYSTEM_MESSAGE: &str = "system_message";
 
@@ -278,10 +282,16 @@ fn json_outcome(
             other => return Err(invalid(format!("unknown `permissionDecision` `{other}`"))),
         });
     }
-    if stop && event_name != "Stop" {
-        votes.push(Decision::deny(
-            reason(&wire.stop_reason).unwrap_or_else(|| "a hook said `continue: false`".into()),
-        ));
+    if stop {
+        let why = reason(&wire.stop_reason).unwrap_or_else(|| "Execution stopped by hook".into());
+        // The session ends after this event, whatever the other hooks say (a Stop block
+        // included); the action itself is withheld (Claude Code runs a tool call first).
+        extras
+            .side_effects
+            .push(SideEffect::new(END_SESSION, json!({"reason": why})));
+        if event_name != "Stop" {
+            votes.push(Decision::deny(why));
+        }
     }
     if let Some(input) = specific.updated_input {
         extras.rewrite = Some(Rewrite::Args(updated_args(payload, root, input)?));
@@ -569,7 +579,14 @@ mod tests {
             "",
         )
         .unwrap();
-        assert!(stopped.side_effects().is_empty() && !stopped.decision.is_deny());
+        assert!(!stopped.decision.is_deny());
+        assert_eq!(
+            stopped.side_effects(),
+            [SideEffect::new(
+                END_SESSION,
+                json!({"reason": "Execution stopped by hook"})
+            )]
+        );
         assert_eq!(
             answer("SessionEnd", &end, 2, "", "x").unwrap(),
             Outcome::allow()
