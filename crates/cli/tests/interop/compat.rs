@@ -10,8 +10,9 @@ mod compare;
 mod table;
 
 use std::path::PathBuf;
+use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tollgate_standins::anthropic;
 
 use crate::claude_code::claude_command;
@@ -39,8 +40,9 @@ impl Findings {
     }
 }
 
-/// Runs `name` of the table through Claude Code, then every payload through tollgate.
-fn suite(name: &str) {
+/// Runs `name` of the table through Claude Code, then every payload through tollgate; returns
+/// the scene (alive while it is held) and what Claude Code left, for more checks.
+fn suite(name: &str) -> (Scene, Places, Evidence) {
     let run_spec = Table::run(name);
     let scene = Scene::new();
     let places = Places::new(&scene);
@@ -78,6 +80,7 @@ fn suite(name: &str) {
         findings.0.len(),
         findings.0.join("\n")
     );
+    (scene, places, evidence)
 }
 
 /// Every call of the run: Claude Code's decision is the table's, and tollgate's is Claude
@@ -275,6 +278,78 @@ fn compat_hook_scripts_decide_in_tollgate_as_in_claude_code() {
 #[test]
 fn compat_skill_hooks_decide_once_the_skill_is_in_use_as_in_claude_code() {
     suite("skills");
+}
+
+/// The `Stop` hook that blocks once, in a real `tollgate run` of the project's settings: the
+/// session goes on once with the reason Claude Code gave its model, then ends, as Claude
+/// Code's did.
+#[test]
+fn compat_a_stop_hook_keeps_a_tollgate_run_working_once_as_in_claude_code() {
+    let (scene, places, evidence) = suite("stop-once");
+    let told = evidence.blocking_errors("Stop");
+    assert_eq!(told.len(), 1, "{}", evidence.conversation);
+    assert_eq!(evidence.model_requests(), 2);
+
+    // A run refuses a workspace holding its own configuration: the workspace is a copy of the
+    // project's hook scripts ($CLAUDE_PROJECT_DIR is the workspace), the settings stay put.
+    let workspace = scene.home.join("workspace");
+    copy_hooks(
+        &places.project.join(".claude/hooks"),
+        &workspace.join(".claude/hooks"),
+    );
+    let script = scene.home.join("script.jsonl");
+    let turns: Vec<String> = ["Everything is tidy.", "The tests pass; done."]
+        .iter()
+        .map(|text| json!({"role": "assistant", "content": text}).to_string())
+        .collect();
+    std::fs::write(&script, turns.join("\n")).unwrap();
+    let trace = scene.home.join("trace.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .arg("run")
+        .arg("--hooks")
+        .arg(places.project.join(".claude/settings.json"))
+        .arg("--model")
+        .arg(format!("scripted:{}", script.display()))
+        .arg("--workspace")
+        .arg(&workspace)
+        .arg("--trace")
+        .arg(&trace)
+        .args(["--no-approvals", "Wrap up."])
+        .env("HOME", &scene.home)
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{shown}");
+    let steps: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kept: Vec<&str> = steps
+        .iter()
+        .filter(|step| step["type"] == "keep_working")
+        .filter_map(|step| step["reason"].as_str())
+        .collect();
+    assert_eq!(kept, [told[0].as_str()], "{shown}");
+    let turns = steps
+        .iter()
+        .filter(|step| step["type"] == "model_turn")
+        .count();
+    assert_eq!(turns, evidence.model_requests(), "{shown}");
+    assert!(shown.contains("The tests pass; done."), "{shown}");
+}
+
+/// Copies the hook scripts (mode bits kept).
+fn copy_hooks(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
 }
 
 #[test]
