@@ -270,6 +270,44 @@ fn events(places: &Places, evidence: &Evidence, skills: &[PathBuf], findings: &m
     compare("Stop", evidence.blocking_errors("Stop"), &keep_working);
 }
 
+/// Every hook entry of the fixtures, all of which Claude Code runs, loads in tollgate as a
+/// hook in Claude Code's dialect, and the analyzer lets its line run: nothing is skipped.
+#[test]
+fn compat_every_hook_entry_claude_code_runs_loads_in_tollgate() {
+    let scene = Scene::new();
+    let places = Places::new(&scene);
+    let skills = std::fs::read_dir(places.project.join(".claude/skills"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("SKILL.md"));
+    let output = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(["check", "--json", ".claude/settings.json"])
+        .arg(places.plugin.join("hooks/hooks.json"))
+        .args(skills)
+        .current_dir(&places.project)
+        .env("HOME", &places.home)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), 5, "{report:#}");
+    let mut hooks = 0;
+    for file in files {
+        assert_eq!(file["errors"], json!([]), "{file:#}");
+        for warning in file["warnings"].as_array().unwrap() {
+            let message = warning["message"].as_str().unwrap();
+            assert!(!message.contains("skipped"), "{file:#}");
+            assert!(!message.contains("not found"), "{file:#}");
+        }
+        for hook in file["hooks"].as_array().unwrap() {
+            assert_eq!(hook["dialect"], "claude_code", "{hook:#}");
+            assert_eq!(hook["verdict"], "allow", "{hook:#}");
+            hooks += 1;
+        }
+    }
+    // 15 in settings.json, 3 in the plugin, one per skill.
+    assert_eq!(hooks, 21, "{report:#}");
+}
+
 #[test]
 fn compat_hook_scripts_decide_in_tollgate_as_in_claude_code() {
     suite("main");
