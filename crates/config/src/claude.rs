@@ -162,12 +162,6 @@ fn parse_hook(
     };
     let known: Vec<&str> = HOOK_KEYS.iter().chain(kind_keys).copied().collect();
     check_keys(ctx, path, map, &known);
-    if map.contains_key("args") {
-        return Err(skip(
-            format!("{path}.args"),
-            "the exec form (`command` with `args`) is not supported".into(),
-        ));
-    }
     if let Some(shell) = map.get("shell")
         && shell.as_str() != Some("bash")
     {
@@ -312,7 +306,108 @@ fn kind(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Result<Kind
             }
             Ok(Kind::Prompt(text("prompt")?))
         }
-        _ => Ok(Kind::Command(text("command")?)),
+        _ => {
+            let command = text("command")?;
+            match map.get("args") {
+                None => Ok(Kind::Command(command)),
+                Some(args) => {
+                    let args = strings(args).map_err(|e| skip("args", e))?;
+                    Ok(Kind::Command(exec_line(&command, &args)))
+                }
+            }
+        }
+    }
+}
+
+/// Claude Code's placeholders, substituted in each element of the exec form.
+const PLACEHOLDERS: [&str; 3] = [
+    "${CLAUDE_PROJECT_DIR}",
+    "${CLAUDE_PLUGIN_ROOT}",
+    "${CLAUDE_PLUGIN_DATA}",
+];
+
+/// Claude Code's exec form (`command` with `args`, run without a shell) as one shell line:
+/// each element one word, taken literally (no expansion, no splitting: `$HOME` stays `$HOME`),
+/// except Claude Code's placeholders, left as quoted references for the line's substitution
+/// (`"${CLAUDE_PROJECT_DIR}"/x.py`), which the analyzer then vets as a literal path.
+fn exec_line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(exec_word)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn exec_word(element: &str) -> String {
+    if element.is_empty() {
+        return "''".to_owned();
+    }
+    let mut word = String::new();
+    let mut rest = element;
+    while !rest.is_empty() {
+        if let Some(placeholder) = PLACEHOLDERS.iter().find(|p| rest.starts_with(**p)) {
+            word.push('"');
+            word.push_str(placeholder);
+            word.push('"');
+            rest = &rest[placeholder.len()..];
+            continue;
+        }
+        let end = PLACEHOLDERS
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .min()
+            .unwrap_or(rest.len());
+        let (text, after) = rest.split_at(end);
+        let plain = text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%".contains(c));
+        if plain {
+            word.push_str(text);
+        } else {
+            word.push('\'');
+            word.push_str(&text.replace('\'', "'\\''"));
+            word.push('\'');
+        }
+        rest = after;
+    }
+    word
+}
+
+fn strings(value: &Value) -> Result<Vec<String>, String> {
+    let items = value.as_array().ok_or("must be a list of strings")?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or("must be a list of strings".to_owned())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exec_form_is_one_literal_word_per_element() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            exec_line(
+                "python3",
+                &args(&[
+                    "${CLAUDE_PROJECT_DIR}/.claude/x.py",
+                    "--mode",
+                    "strict mode",
+                    "$HOME"
+                ])
+            ),
+            r#"python3 "${CLAUDE_PROJECT_DIR}"/.claude/x.py --mode 'strict mode' '$HOME'"#
+        );
+        assert_eq!(
+            exec_line("${CLAUDE_PLUGIN_ROOT}/bin/run", &args(&["it's", "", "a=b"])),
+            r#""${CLAUDE_PLUGIN_ROOT}"/bin/run 'it'\''s' '' 'a=b'"#
+        );
     }
 }
 

@@ -304,8 +304,8 @@ fn compat_every_hook_entry_claude_code_runs_loads_in_tollgate() {
             hooks += 1;
         }
     }
-    // 15 in settings.json, 3 in the plugin, one per skill.
-    assert_eq!(hooks, 21, "{report:#}");
+    // 16 in settings.json, 3 in the plugin, one per skill.
+    assert_eq!(hooks, 22, "{report:#}");
 }
 
 #[test]

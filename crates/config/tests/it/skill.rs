@@ -355,7 +355,7 @@ fn regression_a_skill_cannot_declare_class_hooks() {
 }
 
 #[test]
-fn claude_code_on_failure_block_is_fail_closed_and_a_typo_never_loosens_it() {
+fn claude_code_on_failure_block_is_fail_closed_a_typo_never_loosens_it_and_the_exec_form_loads() {
     let s = skill(concat!(
         "hooks:\n",
         "  PreToolUse:\n",
@@ -372,12 +372,14 @@ fn claude_code_on_failure_block_is_fail_closed_and_a_typo_never_loosens_it() {
         [
             Some(FailureMode::FailClosed),
             Some(FailureMode::FailOpen),
-            Some(FailureMode::FailClosed)
+            Some(FailureMode::FailClosed),
+            None
         ]
     );
+    // The exec form: one literal word per element.
+    assert!(matches!(&s.hooks[3].kind, SpecKind::Command { line } if line == "node x.js"));
     insta::assert_snapshot!(lines(&s.warnings), @r#"
     hooks.PreToolUse[0].hooks[3].shell: `shell: "powershell"`: tollgate runs hooks with bash only; the hook is skipped
-    hooks.PreToolUse[0].hooks[4].args: the exec form (`command` with `args`) is not supported; the hook is skipped
     hooks.PreToolUse[0].hooks[2].onFailure: expected `continue` or `block`; read as `block` (fail_closed)
     "#);
 }
