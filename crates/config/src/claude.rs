@@ -385,32 +385,6 @@ fn strings(value: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_exec_form_is_one_literal_word_per_element() {
-        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        assert_eq!(
-            exec_line(
-                "python3",
-                &args(&[
-                    "${CLAUDE_PROJECT_DIR}/.claude/x.py",
-                    "--mode",
-                    "strict mode",
-                    "$HOME"
-                ])
-            ),
-            r#"python3 "${CLAUDE_PROJECT_DIR}"/.claude/x.py --mode 'strict mode' '$HOME'"#
-        );
-        assert_eq!(
-            exec_line("${CLAUDE_PLUGIN_ROOT}/bin/run", &args(&["it's", "", "a=b"])),
-            r#""${CLAUDE_PLUGIN_ROOT}"/bin/run 'it'\''s' '' 'a=b'"#
-        );
-    }
-}
-
 fn string_list(value: &Value) -> Result<Vec<String>, String> {
     let items = value.as_array().ok_or("must be a list of variable names")?;
     items
@@ -461,5 +435,31 @@ fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, S
             HookTimeout::from_secs(HookTimeout::MAX_SECS).map_err(|e| e.to_string())
         }
         _ => fields::timeout(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exec_form_is_one_literal_word_per_element() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            exec_line(
+                "python3",
+                &args(&[
+                    "${CLAUDE_PROJECT_DIR}/.claude/x.py",
+                    "--mode",
+                    "strict mode",
+                    "$HOME"
+                ])
+            ),
+            r#"python3 "${CLAUDE_PROJECT_DIR}"/.claude/x.py --mode 'strict mode' '$HOME'"#
+        );
+        assert_eq!(
+            exec_line("${CLAUDE_PLUGIN_ROOT}/bin/run", &args(&["it's", "", "a=b"])),
+            r#""${CLAUDE_PLUGIN_ROOT}"/bin/run 'it'\''s' '' 'a=b'"#
+        );
     }
 }
