@@ -486,6 +486,10 @@ impl TraceSink for Renderer {
                 "{pad}  ↻ {tag}a hook keeps the session working: {}",
                 shorten(&field("reason"), 300)
             )),
+            "hook_ended_session" => console.say(&format!(
+                "{pad}  ■ {tag}a hook ended the session: {}",
+                shorten(&field("reason"), 300)
+            )),
             "dispatch" => {
                 render_dispatch(console, line, &pad);
                 for failed in self.failures.dispatch(line, &pad) {

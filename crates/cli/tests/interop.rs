@@ -14,6 +14,8 @@ mod bridge;
 mod claude_code;
 #[path = "interop/codex.rs"]
 mod codex;
+#[path = "interop/compat.rs"]
+mod compat;
 #[path = "common/served.rs"]
 mod served;
 #[path = "interop/support.rs"]

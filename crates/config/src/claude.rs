@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use tollgate_core::HookTimeout;
 use tollgate_handlers::claude::{Matcher, Rule};
 use tollgate_handlers::llm::Depth;
-use tollgate_protocol::HookSource;
 use tollgate_protocol::claude_code::hook_event_name;
+use tollgate_protocol::{FailureMode, HookSource};
 
 use crate::entry::EntryCtx;
 use crate::spec::{ClaudeSpec, Dialect, HookSpec, SpecKind};
@@ -19,7 +19,7 @@ use crate::{fields, suggest};
 /// Keys a group may have.
 const GROUP_KEYS: [&str; 2] = ["matcher", "hooks"];
 /// Keys every hook of a group may have.
-const HOOK_KEYS: [&str; 7] = [
+const HOOK_KEYS: [&str; 9] = [
     "type",
     "timeout",
     "statusMessage",
@@ -27,9 +27,12 @@ const HOOK_KEYS: [&str; 7] = [
     "asyncRewake",
     "once",
     "if",
+    "onFailure",
+    "shell",
 ];
-/// Unknown keys that only describe an entry: they are reported and the entry loads. Any other
-/// unknown key could change what the hook does, so its entry is skipped.
+/// Keys of Claude Code's that change nothing tollgate decides: the hook loads, with a note.
+const CLAUDE_CODE_ONLY: [&str; 4] = ["holdsTools", "rewakeMessage", "rewakeSummary", "cloud"];
+/// Unknown keys that only describe an entry: they are reported and the entry loads.
 const COSMETIC: [&str; 12] = [
     "description",
     "name",
@@ -63,9 +66,7 @@ pub(crate) fn parse_group(
     let Some(map) = value.as_object() else {
         return skip_all(path.to_owned(), "not a mapping".into());
     };
-    if let Err((key, why)) = check_keys(ctx, path, map, &GROUP_KEYS) {
-        return skip_all(format!("{path}.{key}"), why);
-    }
+    check_keys(ctx, path, map, &GROUP_KEYS);
     let matcher = match map.get("matcher") {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => Some(text.clone()),
@@ -87,28 +88,27 @@ pub(crate) fn parse_group(
         .collect()
 }
 
-/// Unknown keys: cosmetic ones become notes, any other is `Err((key, why))`.
-fn check_keys(
-    ctx: &EntryCtx<'_>,
-    path: &str,
-    map: &Map<String, Value>,
-    known: &[&str],
-) -> Result<(), (String, String)> {
+/// Unknown keys become notes and the entry loads, as Claude Code loads an entry whatever keys
+/// it does not define (its settings schema drops them): skipping it would leave a guard Claude
+/// Code runs unregistered. A mistyped key is named with the key meant.
+fn check_keys(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>, known: &[&str]) {
     for key in map.keys().filter(|k| !known.contains(&k.as_str())) {
-        if COSMETIC.contains(&key.as_str()) {
-            ctx.notes.borrow_mut().push(ctx.warn(
-                format!("{path}.{key}"),
-                format!("`{key}` is not read by tollgate; ignored (the hook loads)"),
-            ));
-            continue;
-        }
-        let mut why = suggest::unknown_key(key, known);
-        if !why.contains("did you mean") {
-            why.push_str(", which could change what the hook does");
-        }
-        return Err((key.clone(), why));
+        let why = if COSMETIC.contains(&key.as_str()) {
+            format!("`{key}` is not read by tollgate; ignored (the hook loads)")
+        } else if CLAUDE_CODE_ONLY.contains(&key.as_str()) {
+            format!(
+                "`{key}` is a Claude Code option tollgate has no use for; ignored (the hook loads)"
+            )
+        } else {
+            format!(
+                "{}; ignored, as Claude Code ignores it",
+                suggest::unknown_key(key, known)
+            )
+        };
+        ctx.notes
+            .borrow_mut()
+            .push(ctx.warn(format!("{path}.{key}"), why));
     }
-    Ok(())
 }
 
 /// What a hook's `type` makes of it.
@@ -137,7 +137,7 @@ fn parse_hook(
         return Err(skip(path.to_owned(), why));
     };
     let kind_keys: &[&str] = match map.get("type").and_then(Value::as_str) {
-        Some("command") => &["command"],
+        Some("command") => &["command", "args"],
         Some("http") => &["url", "headers", "allowedEnvVars"],
         Some("prompt") => &["prompt", "model"],
         Some("agent") => {
@@ -161,7 +161,14 @@ fn parse_hook(
         }
     };
     let known: Vec<&str> = HOOK_KEYS.iter().chain(kind_keys).copied().collect();
-    check_keys(ctx, path, map, &known).map_err(|(key, why)| skip(format!("{path}.{key}"), why))?;
+    check_keys(ctx, path, map, &known);
+    if let Some(shell) = map.get("shell")
+        && shell.as_str() != Some("bash")
+    {
+        let why = format!("`shell: {shell}`: tollgate runs hooks with bash only");
+        return Err(skip(format!("{path}.shell"), why));
+    }
+    let failure_mode = on_failure(ctx, path, map);
     let field = |key: &str| map.get(key).map(|v| (format!("{path}.{key}"), v));
     let kind = kind(ctx, path, map)?;
     let mut claude = ClaudeSpec {
@@ -222,13 +229,30 @@ fn parse_hook(
         tools: None,
         priority: 0,
         timeout,
-        failure_mode: None,
+        failure_mode,
         fire_and_forget: detached,
         file: ctx.file.to_owned(),
         dir: ctx.dir.clone(),
         entry: path.to_owned(),
         dialect: Dialect::ClaudeCode(claude),
     })
+}
+
+/// Claude Code's `onFailure`: `continue` (the default) is tollgate's `fail_open`, `block` its
+/// `fail_closed`. Any other value reads as `block`, as it does for Claude Code's MCP hooks: a
+/// guard is never loosened by a typo.
+fn on_failure(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Option<FailureMode> {
+    match map.get("onFailure")?.as_str() {
+        Some("continue") => Some(FailureMode::FailOpen),
+        Some("block") => Some(FailureMode::FailClosed),
+        _ => {
+            ctx.notes.borrow_mut().push(ctx.warn(
+                format!("{path}.onFailure"),
+                "expected `continue` or `block`; read as `block` (fail_closed)",
+            ));
+            Some(FailureMode::FailClosed)
+        }
+    }
 }
 
 fn kind(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Result<Kind, Warning> {
@@ -282,8 +306,83 @@ fn kind(ctx: &EntryCtx<'_>, path: &str, map: &Map<String, Value>) -> Result<Kind
             }
             Ok(Kind::Prompt(text("prompt")?))
         }
-        _ => Ok(Kind::Command(text("command")?)),
+        _ => {
+            let command = text("command")?;
+            match map.get("args") {
+                None => Ok(Kind::Command(command)),
+                Some(args) => {
+                    let args = strings(args).map_err(|e| skip("args", e))?;
+                    Ok(Kind::Command(exec_line(&command, &args)))
+                }
+            }
+        }
     }
+}
+
+/// Claude Code's placeholders, substituted in each element of the exec form.
+const PLACEHOLDERS: [&str; 3] = [
+    "${CLAUDE_PROJECT_DIR}",
+    "${CLAUDE_PLUGIN_ROOT}",
+    "${CLAUDE_PLUGIN_DATA}",
+];
+
+/// Claude Code's exec form (`command` with `args`, run without a shell) as one shell line:
+/// each element one word, taken literally (no expansion, no splitting: `$HOME` stays `$HOME`),
+/// except Claude Code's placeholders, left as quoted references for the line's substitution
+/// (`"${CLAUDE_PROJECT_DIR}"/x.py`), which the analyzer then vets as a literal path.
+fn exec_line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(exec_word)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn exec_word(element: &str) -> String {
+    if element.is_empty() {
+        return "''".to_owned();
+    }
+    let mut word = String::new();
+    let mut rest = element;
+    while !rest.is_empty() {
+        if let Some(placeholder) = PLACEHOLDERS.iter().find(|p| rest.starts_with(**p)) {
+            word.push('"');
+            word.push_str(placeholder);
+            word.push('"');
+            rest = &rest[placeholder.len()..];
+            continue;
+        }
+        let end = PLACEHOLDERS
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .min()
+            .unwrap_or(rest.len());
+        let (text, after) = rest.split_at(end);
+        let plain = text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%".contains(c));
+        if plain {
+            word.push_str(text);
+        } else {
+            word.push('\'');
+            word.push_str(&text.replace('\'', "'\\''"));
+            word.push('\'');
+        }
+        rest = after;
+    }
+    word
+}
+
+fn strings(value: &Value) -> Result<Vec<String>, String> {
+    let items = value.as_array().ok_or("must be a list of strings")?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or("must be a list of strings".to_owned())
+        })
+        .collect()
 }
 
 fn string_list(value: &Value) -> Result<Vec<String>, String> {
@@ -336,5 +435,31 @@ fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, S
             HookTimeout::from_secs(HookTimeout::MAX_SECS).map_err(|e| e.to_string())
         }
         _ => fields::timeout(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exec_form_is_one_literal_word_per_element() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            exec_line(
+                "python3",
+                &args(&[
+                    "${CLAUDE_PROJECT_DIR}/.claude/x.py",
+                    "--mode",
+                    "strict mode",
+                    "$HOME"
+                ])
+            ),
+            r#"python3 "${CLAUDE_PROJECT_DIR}"/.claude/x.py --mode 'strict mode' '$HOME'"#
+        );
+        assert_eq!(
+            exec_line("${CLAUDE_PLUGIN_ROOT}/bin/run", &args(&["it's", "", "a=b"])),
+            r#""${CLAUDE_PLUGIN_ROOT}"/bin/run 'it'\''s' '' 'a=b'"#
+        );
     }
 }

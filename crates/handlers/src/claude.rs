@@ -33,7 +33,7 @@ use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claud
 use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
-pub use output::{KEEP_WORKING, SYSTEM_MESSAGE};
+pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, SYSTEM_MESSAGE};
 pub use rule::Rule;
 
 /// The side effect a `SessionStart` hook's `CLAUDE_ENV_FILE` becomes: `{"set": {NAME: VALUE},
@@ -132,6 +132,10 @@ impl ClaudeCode {
             vars.push(("CLAUDE_PLUGIN_DATA", text(root)));
         }
         if let Some(dir) = &self.skill_dir {
+            // Claude Code gives a skill's hooks its folder as the plugin root.
+            if self.plugin_root.is_none() {
+                vars.push(("CLAUDE_PLUGIN_ROOT", text(dir)));
+            }
             vars.push(("CLAUDE_SKILL_DIR", text(dir)));
         }
         vars
@@ -215,7 +219,9 @@ impl ClaudeCode {
         let (_, extras) = outcome.into_parts();
         let mut extras = extras.unwrap_or_default();
         extras.rewrite = None;
-        extras.side_effects.retain(|e| e.kind != KEEP_WORKING);
+        extras
+            .side_effects
+            .retain(|e| e.kind != KEEP_WORKING && e.kind != END_SESSION);
         Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
     }
 }

@@ -95,6 +95,13 @@ use crate::claude::{self, CLAUDE_ENV, ClaudeCode};
 pub use output::parse_output;
 pub use tollgate_sandbox::{Network, Policy};
 
+/// What a hook in Claude Code's shape adds to building its line: the `CLAUDE_*` values to
+/// substitute, and the project folder its relative paths are taken from.
+struct ClaudeCodeLine<'a> {
+    vars: &'a [(&'static str, String)],
+    project: &'a Path,
+}
+
 /// A command hook, vetted at construction.
 #[derive(Debug)]
 pub struct CommandHook {
@@ -162,7 +169,10 @@ impl CommandHook {
     /// [`crate::claude`]): the known values of its `CLAUDE_*` variables are substituted in the
     /// line ([`tollgate_shell::substitute_variables`]) before its relative paths are resolved
     /// and the analyzer vets it, so `"${CLAUDE_PLUGIN_ROOT}/hooks/x.sh"` is vetted, shown and
-    /// run as the literal path.
+    /// run as the literal path. Relative paths are taken from the project's folder
+    /// (`CLAUDE_PROJECT_DIR`), where Claude Code runs every hook, whichever file declares it:
+    /// `.claude/hooks/x.sh` in a settings file or a skill is the project's. `dir` stays the
+    /// hook's `HOOK_CONFIG_DIR`.
     pub fn claude_code(
         name: impl Into<String>,
         command: impl Into<String>,
@@ -190,8 +200,19 @@ impl CommandHook {
                 env.path().join(ENV_FILE).display().to_string(),
             ));
         }
-        let mut hook =
-            Self::build_with(name.into(), command.into(), source, Some(dir), Some(&vars));
+        let project = claude.context().cwd.clone();
+        let project = std::path::absolute(&project).unwrap_or(project);
+        let claude_code = ClaudeCodeLine {
+            vars: &vars,
+            project: &project,
+        };
+        let mut hook = Self::build_with(
+            name.into(),
+            command.into(),
+            source,
+            Some(dir),
+            Some(claude_code),
+        );
         hook.claude = Some(claude);
         hook.env_dir = env_dir;
         hook
@@ -206,25 +227,32 @@ impl CommandHook {
         command: String,
         source: HookSource,
         dir: Option<PathBuf>,
-        vars: Option<&[(&'static str, String)]>,
+        claude_code: Option<ClaudeCodeLine<'_>>,
     ) -> Self {
         let profile = profile_for(source);
-        let substituted = match vars {
-            Some(vars) => {
-                let values: Vec<(&str, &str)> =
-                    vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let substituted = match &claude_code {
+            Some(claude_code) => {
+                let values: Vec<(&str, &str)> = claude_code
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (*k, v.as_str()))
+                    .collect();
                 tollgate_shell::substitute_variables(&command, &values)
             }
             None => command.clone(),
         };
         let written = tollgate_shell::analyze(&substituted, profile);
-        let line = match &dir {
-            Some(dir) => resolve::resolve(&substituted, &written.programs, dir),
+        let resolve_from = match &claude_code {
+            Some(claude_code) => Some(claude_code.project.to_path_buf()),
+            None => dir.clone(),
+        };
+        let line = match &resolve_from {
+            Some(from) => resolve::resolve(&substituted, &written.programs, from),
             None => substituted.clone(),
         };
         // What bash will look up: the written programs with the rewritten names absolute (a
         // word written as `"$HOOK_CONFIG_DIR"/…` is no static name the analyzer could list).
-        let programs: Vec<Program> = match &dir {
+        let programs: Vec<Program> = match &resolve_from {
             Some(dir) => written
                 .programs
                 .iter()

@@ -562,6 +562,8 @@ struct Session<'s> {
     hook_env: Arc<OnceLock<Vec<(String, String)>>>,
     /// How many times hooks kept this completed session working.
     kept: AtomicU32,
+    /// Why a hook ended the session (Claude Code's `continue: false`), once one did.
+    ended_by_hook: OnceLock<String>,
 }
 
 /// Ids a trace line is about.
@@ -785,6 +787,7 @@ impl<'s> Session<'s> {
             tasks: AtomicU32::new(0),
             hook_env,
             kept: AtomicU32::new(0),
+            ended_by_hook: OnceLock::new(),
         })
     }
 
@@ -830,6 +833,14 @@ impl<'s> Session<'s> {
             map.extend(ids);
         }
         self.trace.emit(Step::new("dispatch", line));
+        if let Some(reason) = claude::end_session(&outcome)
+            && self.ended_by_hook.set(reason.clone()).is_ok()
+        {
+            self.trace.emit(Step::new(
+                "hook_ended_session",
+                json!({"event": outcome.event.to_string(), "reason": reason}),
+            ));
+        }
         outcome
     }
 
@@ -841,12 +852,15 @@ impl<'s> Session<'s> {
             .unwrap_or_else(|| "the run was cancelled".to_owned())
     }
 
-    /// Why the session must stop now, if it must.
+    /// Why the session must stop now, if it must. A session a hook ended (`continue: false`)
+    /// completes: no further model turn, no further tool call.
     fn stopping(&self) -> Option<EndStatus> {
         if self.cancel.is_cancelled() {
             Some(EndStatus::Cancelled)
         } else if self.soft_deadline.is_some_and(|d| Instant::now() >= d) {
             Some(EndStatus::TimedOut)
+        } else if self.ended_by_hook.get().is_some() {
+            Some(EndStatus::Completed)
         } else {
             None
         }
@@ -953,7 +967,9 @@ impl<'s> Session<'s> {
             for call in &calls {
                 // A call the run can no longer make is still answered, so the conversation
                 // stays well-formed for whoever resumes it.
-                let content = if let Some(status) = self.stopping() {
+                let content = if let Some(reason) = self.ended_by_hook.get() {
+                    format!("not run: a hook ended the session ({reason})")
+                } else if let Some(status) = self.stopping() {
                     format!("not run: the session is stopping ({})", status.as_str())
                 } else if call.id.trim().is_empty() || !ids.insert(call.id.as_str()) {
                     // Hooks, approvals and the trace tell calls apart by id.

@@ -24,6 +24,7 @@
 //! | `subagent_stop` | `task_id`, `agent_type`, `status`, `duration_seconds`, `result` or `error` |
 //! | `answer` | `content`: the model's final answer |
 //! | `keep_working` | `reason`, `continued`: a hook kept the completed session going (Claude Code's `Stop` block); the reason is the next user message |
+//! | `hook_ended_session` | `event`, `reason`: a hook ended the session after that event (Claude Code's `continue: false`); no further model turn or tool call, the session completes |
 //! | `session_end` | `status` (`completed`, `failed`, `cancelled`, `turn_limit`, `timed_out`), `turns`, `error` |
 //!
 //! When a cancel races a sub-agent's stop, a task can have two `subagent_stop` lines: the last

@@ -14,11 +14,13 @@
 //! ```
 //!
 //! A shell turn is one `tool_use` block calling [`SHELL_TOOL`] with `{"command": …,
-//! "description": …}` and `stop_reason: "tool_use"`; its input is streamed as two
-//! `input_json_delta` fragments, so the client must join them as it does with the real API. A
-//! text turn is one `text` block with `stop_reason: "end_turn"`. A request that does not offer
-//! [`SHELL_TOOL`] when the script wants to call it, a body that is not JSON, or a compressed
-//! body gets 400 `invalid_request_error` naming the problem.
+//! "description": …}` and `stop_reason: "tool_use"`; a tools turn ([`crate::Step::Tools`]) is
+//! one `tool_use` block per call, in order, with ids `toolu_standin_<request>_<index>`. Each
+//! input is streamed as two `input_json_delta` fragments, so the client must join them as it
+//! does with the real API. A text turn is one `text` block with `stop_reason: "end_turn"`. The
+//! turn a request gets is the number of assistant messages in its conversation. A request that
+//! does not offer a tool the turn calls, a body that is not JSON, or a compressed body gets 400
+//! `invalid_request_error` naming the problem.
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -159,10 +161,15 @@ fn messages(script: &Script, request: &RecordedRequest, number: u64) -> Response
         .into_iter()
         .map(|result| result.text)
         .collect();
-    let turn = Turn::resolve(script, &results);
-    if matches!(turn, Turn::Shell(_)) && !offers_shell_tool(body) {
+    let turn = Turn::resolve(script, assistant_turns(body), &results);
+    let called: Vec<&str> = match &turn {
+        Turn::Shell(_) => vec![SHELL_TOOL],
+        Turn::Tools(tools) => tools.iter().map(|tool| tool.name.as_str()).collect(),
+        Turn::Text(_) => Vec::new(),
+    };
+    if let Some(missing) = called.into_iter().find(|name| !offers_tool(body, name)) {
         let message =
-            format!("the script calls the tool `{SHELL_TOOL}`, which the request does not offer");
+            format!("the script calls the tool `{missing}`, which the request does not offer");
         return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
     }
     let reply = Reply::new(turn, body, number, request.body.len() / 4);
@@ -173,44 +180,67 @@ fn messages(script: &Script, request: &RecordedRequest, number: u64) -> Response
     }
 }
 
-fn offers_shell_tool(body: &Value) -> bool {
+fn offers_tool(body: &Value, name: &str) -> bool {
     let tools = body.get("tools").and_then(Value::as_array);
     tools
         .into_iter()
         .flatten()
-        .any(|tool| tool.get("name").and_then(Value::as_str) == Some(SHELL_TOOL))
+        .any(|tool| tool.get("name").and_then(Value::as_str) == Some(name))
+}
+
+/// How many model turns the conversation already holds: its assistant messages.
+fn assistant_turns(body: &Value) -> usize {
+    let messages = body.get("messages").and_then(Value::as_array);
+    messages
+        .into_iter()
+        .flatten()
+        .filter(|message| message.get("role").and_then(Value::as_str) == Some("assistant"))
+        .count()
 }
 
 /// One assistant message, rendered whole or as a stream.
 struct Reply {
     id: String,
     model: String,
-    block: Value,
+    blocks: Vec<Value>,
     input_tokens: usize,
 }
 
 impl Reply {
     fn new(turn: Turn, body: &Value, number: u64, input_tokens: usize) -> Self {
-        let block = match turn {
-            Turn::Shell(command) => json!({
-                "type": "tool_use",
-                "id": format!("toolu_standin_{number}"),
-                "name": SHELL_TOOL,
-                "input": {"command": command, "description": "Run the scripted command"},
-            }),
-            Turn::Text(text) => json!({"type": "text", "text": text}),
+        let tool_use = |id: String, name: &str, input: Value| json!({"type": "tool_use", "id": id, "name": name, "input": input});
+        let blocks = match turn {
+            Turn::Shell(command) => vec![tool_use(
+                format!("toolu_standin_{number}"),
+                SHELL_TOOL,
+                json!({"command": command, "description": "Run the scripted command"}),
+            )],
+            Turn::Tools(tools) => tools
+                .into_iter()
+                .enumerate()
+                .map(|(i, tool)| {
+                    tool_use(
+                        format!("toolu_standin_{number}_{i}"),
+                        &tool.name,
+                        tool.input,
+                    )
+                })
+                .collect(),
+            Turn::Text(text) => vec![json!({"type": "text", "text": text})],
         };
         let model = body.get("model").and_then(Value::as_str);
         Self {
             id: format!("msg_standin_{number}"),
             model: model.unwrap_or(DEFAULT_MODEL).to_owned(),
-            block,
+            blocks,
             input_tokens,
         }
     }
 
     fn is_tool_use(&self) -> bool {
-        self.block.get("type").and_then(Value::as_str) == Some("tool_use")
+        self.blocks
+            .iter()
+            .any(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
     }
 
     fn stop_reason(&self) -> &'static str {
@@ -236,7 +266,7 @@ impl Reply {
             "type": "message",
             "role": "assistant",
             "model": self.model,
-            "content": [self.block],
+            "content": self.blocks,
             "stop_reason": self.stop_reason(),
             "stop_sequence": null,
             "usage": self.usage(8),
@@ -254,7 +284,9 @@ impl Reply {
             &json!({"type": "message_start", "message": start}),
         );
         stream.event("ping", &json!({"type": "ping"}));
-        self.stream_block(&mut stream);
+        for (index, block) in self.blocks.iter().enumerate() {
+            stream_block(&mut stream, index, block);
+        }
         let delta = json!({"stop_reason": self.stop_reason(), "stop_sequence": null});
         let usage = json!({"output_tokens": 8});
         let message_delta = json!({"type": "message_delta", "delta": delta, "usage": usage});
@@ -262,31 +294,32 @@ impl Reply {
         stream.event("message_stop", &json!({"type": "message_stop"}));
         stream
     }
+}
 
-    fn stream_block(&self, stream: &mut EventStream) {
-        let (opening, deltas) = if self.is_tool_use() {
-            let mut opening = self.block.clone();
-            opening["input"] = json!({});
-            let input = self.block["input"].to_string();
-            let deltas = halves(&input)
-                .into_iter()
-                .map(|part| json!({"type": "input_json_delta", "partial_json": part}))
-                .collect();
-            (opening, deltas)
-        } else {
-            let text = self.block["text"].as_str().unwrap_or_default();
-            let delta = json!({"type": "text_delta", "text": text});
-            (json!({"type": "text", "text": ""}), vec![delta])
-        };
-        let start = json!({"type": "content_block_start", "index": 0, "content_block": opening});
-        stream.event("content_block_start", &start);
-        for delta in deltas {
-            let event = json!({"type": "content_block_delta", "index": 0, "delta": delta});
-            stream.event("content_block_delta", &event);
-        }
-        let stop = json!({"type": "content_block_stop", "index": 0});
-        stream.event("content_block_stop", &stop);
+/// One content block's `content_block_start`, deltas and `content_block_stop`.
+fn stream_block(stream: &mut EventStream, index: usize, block: &Value) {
+    let (opening, deltas) = if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+        let mut opening = block.clone();
+        opening["input"] = json!({});
+        let input = block["input"].to_string();
+        let deltas = halves(&input)
+            .into_iter()
+            .map(|part| json!({"type": "input_json_delta", "partial_json": part}))
+            .collect();
+        (opening, deltas)
+    } else {
+        let text = block["text"].as_str().unwrap_or_default();
+        let delta = json!({"type": "text_delta", "text": text});
+        (json!({"type": "text", "text": ""}), vec![delta])
+    };
+    let start = json!({"type": "content_block_start", "index": index, "content_block": opening});
+    stream.event("content_block_start", &start);
+    for delta in deltas {
+        let event = json!({"type": "content_block_delta", "index": index, "delta": delta});
+        stream.event("content_block_delta", &event);
     }
+    let stop = json!({"type": "content_block_stop", "index": index});
+    stream.event("content_block_stop", &stop);
 }
 
 /// `text` cut in two at a character boundary near its middle.

@@ -18,9 +18,10 @@
 //!   issued, messages it holds, faults a test queues), and the callbacks its users' clicks
 //!   become ([`feishu::Callbacks`]).
 //!
-//! A script is a list of model turns. Which turn a request gets is the number of tool results
-//! in the conversation the request carries, so a CLI that retries a request gets the same turn
-//! again, and a script of "call the shell tool, then answer with what it printed" reads:
+//! A script is a list of model turns. Which turn a request gets is the number of model turns
+//! the conversation it carries already holds (see [`Script`]), so a CLI that retries a request
+//! gets the same turn again, and a script of "call the shell tool, then answer with what it
+//! printed" reads:
 //!
 //! ```no_run
 //! use tollgate_standins::{Script, anthropic};
@@ -47,5 +48,5 @@ pub mod slack;
 
 pub use error::{Error, Result};
 pub use recorder::RecordedRequest;
-pub use script::{Script, Step};
+pub use script::{Script, Step, ToolUse};
 pub use server::StandIn;

@@ -133,7 +133,7 @@ fn responses(script: &Script, request: &RecordedRequest, number: u64) -> Respons
         .into_iter()
         .map(|output| output.text)
         .collect();
-    let item = match Turn::resolve(script, &outputs) {
+    let item = match Turn::resolve(script, outputs.len(), &outputs) {
         Turn::Shell(command) => match shell_call(body, &command, number) {
             Some(item) => item,
             None => {
@@ -143,6 +143,10 @@ fn responses(script: &Script, request: &RecordedRequest, number: u64) -> Respons
             }
         },
         Turn::Text(text) => message_item(&text, number),
+        Turn::Tools(_) => {
+            let message = "the script makes parallel tool calls, which this stand-in does not play";
+            return error(StatusCode::BAD_REQUEST, message);
+        }
     };
     let reply = Reply::new(item, body, number, request.body.len() / 4);
     if body.get("stream").and_then(Value::as_bool) == Some(true) {

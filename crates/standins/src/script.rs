@@ -1,5 +1,7 @@
 //! What the stand-in model says, turn by turn.
 
+use serde_json::Value;
+
 /// One model turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -12,13 +14,41 @@ pub enum Step {
     /// Answer with the text of the conversation's latest tool result and end the turn (so the
     /// CLI's final output shows what the model saw).
     EchoToolResult,
+    /// Call these tools, in this order, in one turn (parallel tool calls), then stop for their
+    /// results. Only the Messages API stand-in plays it (Claude Code's tools by name: `Bash`,
+    /// `Write`, `Edit`, `Skill`, …); the Responses stand-in answers 400.
+    Tools(Vec<ToolUse>),
+}
+
+/// One tool call of a [`Step::Tools`] turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolUse {
+    /// The tool's name, as the CLI offers it.
+    pub name: String,
+    /// Its input, in the tool's own fields.
+    pub input: Value,
+}
+
+impl ToolUse {
+    /// A call of `name` with `input`.
+    pub fn new(name: impl Into<String>, input: Value) -> Self {
+        Self {
+            name: name.into(),
+            input,
+        }
+    }
 }
 
 /// The turns a stand-in plays, in order.
 ///
-/// A request gets the turn whose index is the number of tool results in its conversation: the
-/// first request (no result yet) gets turn 0, the request carrying the first result gets turn
-/// 1, and so on. A request past the last turn gets [`Script::FINISHED`] as text.
+/// A request gets the turn whose index is the number of model turns its conversation already
+/// holds: the first request gets turn 0, the request carrying turn 0's outcome gets turn 1, and
+/// so on, so a retried request gets the same turn again. The Messages API stand-in counts the
+/// conversation's assistant messages (a turn of parallel tool calls is one; an answer that a
+/// Stop hook sent back for more work is one too); the Responses stand-in counts tool outputs
+/// (Codex makes one call per turn). A request past the last turn gets [`Script::FINISHED`] as
+/// text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Script {
     steps: Vec<Step>,
@@ -48,16 +78,21 @@ impl Script {
         self.then(Step::EchoToolResult)
     }
 
+    /// Adds a turn that calls `tools` together (see [`Step::Tools`]).
+    pub fn tools(self, tools: impl IntoIterator<Item = ToolUse>) -> Self {
+        self.then(Step::Tools(tools.into_iter().collect()))
+    }
+
     /// Adds `step`.
     pub fn then(mut self, step: Step) -> Self {
         self.steps.push(step);
         self
     }
 
-    /// The turn for a request whose conversation holds `tool_results` tool results, or `None`
+    /// The turn for a request whose conversation already holds `turns` model turns, or `None`
     /// past the end.
-    pub fn step(&self, tool_results: usize) -> Option<&Step> {
-        self.steps.get(tool_results)
+    pub fn step(&self, turns: usize) -> Option<&Step> {
+        self.steps.get(turns)
     }
 }
 
@@ -68,13 +103,17 @@ pub(crate) enum Turn {
     Shell(String),
     /// A final text answer.
     Text(String),
+    /// Several tool calls in one turn.
+    Tools(Vec<ToolUse>),
 }
 
 impl Turn {
-    /// Resolves the turn for a conversation with these tool results (texts, oldest first).
-    pub(crate) fn resolve(script: &Script, tool_results: &[String]) -> Self {
-        match script.step(tool_results.len()) {
+    /// Resolves the turn for a conversation that already holds `turns` model turns and these
+    /// tool results (texts, oldest first).
+    pub(crate) fn resolve(script: &Script, turns: usize, tool_results: &[String]) -> Self {
+        match script.step(turns) {
             Some(Step::Shell(command)) => Turn::Shell(command.clone()),
+            Some(Step::Tools(tools)) => Turn::Tools(tools.clone()),
             Some(Step::Text(text)) => Turn::Text(text.clone()),
             Some(Step::EchoToolResult) => Turn::Text(
                 tool_results
@@ -92,15 +131,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_turn_is_chosen_by_the_number_of_tool_results() {
+    fn the_turn_is_chosen_by_the_number_of_turns_so_far() {
         let script = Script::new().shell("ls").echo_tool_result();
-        assert_eq!(Turn::resolve(&script, &[]), Turn::Shell("ls".into()));
+        assert_eq!(Turn::resolve(&script, 0, &[]), Turn::Shell("ls".into()));
         assert_eq!(
-            Turn::resolve(&script, &["a.txt".into()]),
+            Turn::resolve(&script, 1, &["a.txt".into()]),
             Turn::Text("a.txt".into())
         );
         assert_eq!(
-            Turn::resolve(&script, &["a".into(), "b".into()]),
+            Turn::resolve(&script, 2, &["a".into(), "b".into()]),
             Turn::Text(Script::FINISHED.into())
         );
     }
@@ -109,7 +148,7 @@ mod tests {
     fn echo_answers_the_latest_result() {
         let script = Script::new().shell("a").shell("b").echo_tool_result();
         assert_eq!(
-            Turn::resolve(&script, &["first".into(), "second".into()]),
+            Turn::resolve(&script, 2, &["first".into(), "second".into()]),
             Turn::Text("second".into())
         );
     }

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 use tollgate_standins::slack::{self, Fault, SlackUser};
-use tollgate_standins::{Script, anthropic, feishu, openai};
+use tollgate_standins::{Script, ToolUse, anthropic, feishu, openai};
 
 async fn post(url: &str, body: &Value) -> (u16, String, String) {
     let response = reqwest::Client::new()
@@ -112,6 +112,79 @@ async fn messages_stream_a_bash_call_then_echo_its_result() {
         (results[0].tool_use_id.as_str(), results[0].text.as_str()),
         (id, "hi\n")
     );
+}
+
+#[tokio::test]
+async fn messages_play_parallel_tool_calls_and_count_turns_by_assistant_messages() {
+    let script = Script::new()
+        .tools([
+            ToolUse::new("Read", json!({"file_path": "/p/a.txt"})),
+            ToolUse::new("Skill", json!({"skill": "deploy"})),
+        ])
+        .text("first answer")
+        .text("second answer");
+    let api = anthropic::start(script).unwrap();
+    let url = format!("{}/v1/messages", api.base_url());
+    let mut request = claude_request(json!([{"role": "user", "content": "go"}]));
+    request["tools"] = json!([{"name": "Read"}, {"name": "Skill"}]);
+    let (status, _, body) = post(&url, &request).await;
+    assert_eq!(status, 200, "{body}");
+    let events = sse_events(&body);
+    let starts: Vec<&Value> = events
+        .iter()
+        .filter(|(name, _)| name == "content_block_start")
+        .map(|(_, data)| data)
+        .collect();
+    assert_eq!(starts.len(), 2);
+    assert_eq!(starts[0]["index"], 0);
+    assert_eq!(starts[1]["index"], 1);
+    assert_eq!(starts[1]["content_block"]["name"], "Skill");
+    let ids: Vec<&str> = starts
+        .iter()
+        .map(|s| s["content_block"]["id"].as_str().unwrap())
+        .collect();
+    assert_ne!(ids[0], ids[1]);
+
+    // A conversation holding one assistant turn gets turn 1, one holding two gets turn 2
+    // (an answer a Stop hook sent back counts as a turn).
+    let next = |messages: Value| {
+        let mut body = claude_request(messages);
+        body["stream"] = json!(false);
+        body
+    };
+    let after_tools = next(json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "calling"}]},
+    ]));
+    let (_, _, body) = post(&url, &after_tools).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["content"][0]["text"],
+        "first answer"
+    );
+    let after_feedback = next(json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "calling"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "first answer"}]},
+        {"role": "user", "content": "Stop hook feedback: run the tests"},
+    ]));
+    let (_, _, body) = post(&url, &after_feedback).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["content"][0]["text"],
+        "second answer"
+    );
+}
+
+#[tokio::test]
+async fn messages_refuse_a_tools_turn_calling_a_tool_not_offered() {
+    let api = anthropic::start(Script::new().tools([ToolUse::new("Skill", json!({}))])).unwrap();
+    let url = format!("{}/v1/messages", api.base_url());
+    let (status, _, body) = post(
+        &url,
+        &claude_request(json!([{"role": "user", "content": "go"}])),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(body.contains("`Skill`"), "{body}");
 }
 
 #[tokio::test]

@@ -252,7 +252,7 @@ fn claude_tool_names_let_claude_code_rules_match() {
         - type: command
           command: >-
             if jq -e '.tool_input.command | test("^rm ")' >/dev/null;
-            then echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"no rm"}}';
+            then echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm"}}';
             fi
 "#,
     );

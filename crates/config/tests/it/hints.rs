@@ -87,8 +87,10 @@ fn claude_code_groups_name_the_key_meant() {
         "hooks:\n  PreToolUse:\n    - matcher: bash_code_execute_tool\n      hook: []\n    - matcher: '*'\n      hooks:\n        - type: command\n          comand: ./x.sh\n",
     );
     insta::assert_snapshot!(lines(&s.warnings), @r"
-    hooks.PreToolUse[0].hook: unknown key `hook` (did you mean `hooks`?); skipped
-    hooks.PreToolUse[1].hooks[0].comand: unknown key `comand` (did you mean `command`?); the hook is skipped
+    hooks.PreToolUse[0].hooks: must be a list of hooks; skipped
+    hooks.PreToolUse[1].hooks[0].command: missing; the hook is skipped
+    hooks.PreToolUse[0].hook: unknown key `hook` (did you mean `hooks`?); ignored, as Claude Code ignores it
+    hooks.PreToolUse[1].hooks[0].comand: unknown key `comand` (did you mean `command`?); ignored, as Claude Code ignores it
     ");
 }
 

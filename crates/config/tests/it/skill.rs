@@ -165,7 +165,7 @@ fn claude_code_matchers_tollgate_cannot_read_skip_their_group() {
 }
 
 #[test]
-fn claude_code_keys_load_and_only_unknown_keys_that_could_decide_skip() {
+fn claude_code_keys_load_and_unknown_keys_are_ignored_as_claude_code_ignores_them() {
     let s = skill(concat!(
         "hooks:\n",
         "  PreToolUse:\n",
@@ -188,6 +188,7 @@ fn claude_code_keys_load_and_only_unknown_keys_that_could_decide_skip() {
         [
             "hooks.PreToolUse[0].hooks[0]",
             "hooks.PreToolUse[0].hooks[1]",
+            "hooks.PreToolUse[0].hooks[2]",
             "hooks.PreToolUse[0].hooks[3]",
             "hooks.PreToolUse[0].hooks[4]"
         ]
@@ -207,17 +208,17 @@ fn claude_code_keys_load_and_only_unknown_keys_that_could_decide_skip() {
     assert_eq!(s.hooks[0].timeout.duration().as_secs(), 600);
     assert!(s.hooks[1].fire_and_forget && claude(1).record_only);
     assert_eq!(
-        claude(2).headers,
+        claude(3).headers,
         [("Authorization".to_owned(), "Bearer $TOKEN".to_owned())]
     );
-    assert_eq!(s.hooks[2].timeout.duration().as_secs(), 30);
-    assert!(matches!(s.hooks[3].kind, SpecKind::Llm { .. }));
+    assert_eq!(s.hooks[3].timeout.duration().as_secs(), 30);
+    assert!(matches!(s.hooks[4].kind, SpecKind::Llm { .. }));
     insta::assert_snapshot!(lines(&s.warnings), @r"
-    hooks.PreToolUse[0].hooks[2].blocking: unknown key `blocking`, which could change what the hook does; the hook is skipped
     hooks.PreToolUse[0].hooks[5].type: `type: agent` hooks verify with tools (reading files, running commands); tollgate's llm hooks judge the payload alone, so the hook is not translated; the hook is skipped
     hooks.PreToolUse[0].description: `description` is not read by tollgate; ignored (the hook loads)
     hooks.PreToolUse[0].hooks[0].timeout: 900 s is over tollgate's longest deadline; the hook gets 600 s
     hooks.PreToolUse[0].hooks[1].comment: `comment` is not read by tollgate; ignored (the hook loads)
+    hooks.PreToolUse[0].hooks[2].blocking: unknown key `blocking`; ignored, as Claude Code ignores it
     hooks.SessionStart[0].hooks[0].if: `if` tests a tool call, and `SessionStart` has none; the hook is skipped
     ");
 }
@@ -351,4 +352,34 @@ fn regression_a_skill_cannot_declare_class_hooks() {
         "the class entry is skipped, its sibling loads"
     );
     assert!(crate::lines(&s.warnings).contains("not allowed in SKILL.md"));
+}
+
+#[test]
+fn claude_code_on_failure_block_is_fail_closed_a_typo_never_loosens_it_and_the_exec_form_loads() {
+    let s = skill(concat!(
+        "hooks:\n",
+        "  PreToolUse:\n",
+        "    - hooks:\n",
+        "        - {type: command, command: ./a.sh, onFailure: block}\n",
+        "        - {type: command, command: ./b.sh, onFailure: continue, shell: bash}\n",
+        "        - {type: command, command: ./c.sh, onFailure: blok}\n",
+        "        - {type: command, command: ./d.sh, shell: powershell}\n",
+        "        - {type: command, command: node, args: [x.js]}\n",
+    ));
+    let modes: Vec<_> = s.hooks.iter().map(|h| h.failure_mode).collect();
+    assert_eq!(
+        modes,
+        [
+            Some(FailureMode::FailClosed),
+            Some(FailureMode::FailOpen),
+            Some(FailureMode::FailClosed),
+            None
+        ]
+    );
+    // The exec form: one literal word per element.
+    assert!(matches!(&s.hooks[3].kind, SpecKind::Command { line } if line == "node x.js"));
+    insta::assert_snapshot!(lines(&s.warnings), @r#"
+    hooks.PreToolUse[0].hooks[3].shell: `shell: "powershell"`: tollgate runs hooks with bash only; the hook is skipped
+    hooks.PreToolUse[0].hooks[2].onFailure: expected `continue` or `block`; read as `block` (fail_closed)
+    "#);
 }

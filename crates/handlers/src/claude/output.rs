@@ -7,17 +7,21 @@
 //! | `permissionDecision` | allow / deny / ask / `defer` (ask) | – | – | – | – |
 //! | `decision: block` | deny | deny | keep working | the reason added to the context | recorded |
 //! | `decision: approve` | allow | – | – | – | – |
-//! | `continue: false` | deny with `stopReason` | deny | stop for real (no keep working) | deny (the result is withheld) | recorded |
+//! | `continue: false` | deny with `stopReason`, end the session | deny, end the session | end the session (no keep working) | deny (the result is withheld), end the session | end the session |
 //! | `updatedInput` | new arguments, mapped back to the tool's | – | – | – | – |
 //! | `updatedToolOutput`, `updatedMCPToolOutput` | – | – | – | the new result | – |
 //! | `additionalContext` | context | context | – | context | context |
 //! | `systemMessage` | a `system_message` side effect (shown in `tollgate run`) | | | | |
 //!
 //! "Keep working" is a deny with a `keep_working` side effect: the runtime goes on with the
-//! reason as the next user message (`docs/claude-code.md`). Any other exit status is a hook
-//! failure, resolved by the hook's failure mode. A JSON answer with a key Claude Code does not
-//! define, or a value of the wrong type, is a hook failure (`invalid_output`): a misspelt
-//! `permisionDecision` must not read as "no objection".
+//! reason as the next user message (`docs/claude-code.md`). "End the session" is an
+//! `end_session` side effect: the runtime makes no further model turn. Any other exit status is a hook
+//! failure, resolved by the hook's failure mode. As in Claude Code, a key it does not define is
+//! ignored (named in an `ignored_output_keys` side effect) and what it does define still
+//! decides; a `hookSpecificOutput` naming another event is ignored likewise; one without
+//! `hookEventName`, a value of the wrong type, or one broken JSON object is a hook failure
+//! (`invalid_output`), as Claude Code reports it ("hook output invalid"). Text that only starts
+//! like JSON, or several JSON documents, is plain text.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,12 +36,16 @@ const EXCERPT: usize = 4096;
 
 /// The side effect that asks the runtime to keep a completed session going.
 pub const KEEP_WORKING: &str = "keep_working";
+/// The side effect that ends the session after the event (Claude Code's `continue: false`):
+/// `{"reason": stopReason}`.
+pub const END_SESSION: &str = "end_session";
 /// The side effect that carries a hook's `systemMessage` for the person running the agent.
 pub const SYSTEM_MESSAGE: &str = "system_message";
 
-/// Claude Code's JSON output.
+/// Claude Code's JSON output. Keys it does not define are ignored, as Claude Code ignores them
+/// (it logs "unrecognized keys (ignored)"), and kept in `unknown` for a note.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct OutputWire {
     #[serde(rename = "continue")]
     continue_: Option<bool>,
@@ -49,13 +57,15 @@ struct OutputWire {
     decision: Option<String>,
     reason: Option<String>,
     hook_specific_output: Option<SpecificWire>,
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
 }
 
+/// `hookSpecificOutput`: Claude Code requires `hookEventName`, and ignores the object when it
+/// names another event than the hook's.
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct SpecificWire {
-    /// Accepted; the event is the one the hook ran for.
-    #[allow(dead_code)]
     hook_event_name: Option<String>,
     permission_decision: Option<String>,
     permission_decision_reason: Option<String>,
@@ -64,7 +74,12 @@ struct SpecificWire {
     additional_context: Option<String>,
     #[serde(default, deserialize_with = "present", alias = "updatedMCPToolOutput")]
     updated_tool_output: Option<Value>,
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
 }
+
+/// The side effect naming the keys of an answer that Claude Code would ignore.
+pub const IGNORED_KEYS: &str = "ignored_output_keys";
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
@@ -114,23 +129,60 @@ pub(crate) fn read_stdout(
     }
     if !text.starts_with('{') {
         // Plain text is context where Claude Code makes it context, and ignored elsewhere.
-        return Ok(match event_name {
-            "UserPromptSubmit" | "SessionStart" => Outcome::allow().with_context(text),
-            _ => Outcome::allow(),
-        });
+        return Ok(plain_text(event_name, text));
     }
-    let wire: OutputWire = serde_json::from_str(text).map_err(|e| {
-        invalid(format!(
-            "stdout is not one valid Claude Code hook output object: {e}"
-        ))
-    })?;
+    let wire: OutputWire = match serde_json::from_str(text) {
+        Ok(wire) => wire,
+        // As Claude Code reads it: text that only starts like JSON, or several JSON documents,
+        // is plain text; one broken object is a failure.
+        Err(_) if !text.ends_with('}') || several_documents(text) => {
+            return Ok(plain_text(event_name, text));
+        }
+        Err(e) => {
+            return Err(invalid(format!(
+                "stdout is not one valid Claude Code hook output object: {e}"
+            )));
+        }
+    };
     json_outcome(event_name, payload, root, wire)
 }
 
+fn plain_text(event_name: &str, text: &str) -> Outcome {
+    match event_name {
+        "UserPromptSubmit" | "SessionStart" => Outcome::allow().with_context(text),
+        _ => Outcome::allow(),
+    }
+}
+
+/// Whether `text` is two or more lines that are each a JSON value and none a hook answer (an
+/// object with one of the answer's keys): Claude Code reads that as plain text, and lines of
+/// answers as one invalid answer.
+fn several_documents(text: &str) -> bool {
+    const KEYS: [&str; 7] = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+        "hookSpecificOutput",
+    ];
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.len() > 1
+        && lines
+            .iter()
+            .all(|line| match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(map)) => !KEYS.iter().any(|key| map.contains_key(*key)),
+                Ok(_) => true,
+                Err(_) => false,
+            })
+}
+
 fn exit_two(event_name: &str, stderr: &str) -> Outcome {
+    // Claude Code's words for an exit 2 that says nothing.
     let reason = || {
         if stderr.is_empty() {
-            format!("blocked by a {event_name} hook (exit 2)")
+            "No stderr output".to_owned()
         } else {
             stderr.to_owned()
         }
@@ -156,7 +208,32 @@ fn json_outcome(
     root: &std::path::Path,
     wire: OutputWire,
 ) -> Result<Outcome, HookError> {
-    let specific = wire.hook_specific_output.unwrap_or_default();
+    let mut ignored: Vec<String> = wire.unknown.keys().cloned().collect();
+    let specific = match wire.hook_specific_output {
+        None => SpecificWire::default(),
+        Some(specific) => match specific.hook_event_name.as_deref() {
+            None => {
+                return Err(invalid(
+                    "hookSpecificOutput is missing required field \"hookEventName\"".into(),
+                ));
+            }
+            Some(name) if name != event_name => {
+                ignored.push(format!(
+                    "hookSpecificOutput (it names {name}, not {event_name})"
+                ));
+                SpecificWire::default()
+            }
+            Some(_) => {
+                ignored.extend(
+                    specific
+                        .unknown
+                        .keys()
+                        .map(|k| format!("hookSpecificOutput.{k}")),
+                );
+                specific
+            }
+        },
+    };
     let reason = |r: &Option<String>| {
         r.as_deref()
             .map(str::trim)
@@ -185,9 +262,7 @@ fn json_outcome(
             contexts.extend(block_reason.clone())
         }
         (_, Some("block")) => votes.push(Decision::deny(
-            block_reason
-                .clone()
-                .unwrap_or_else(|| default_reason(event_name)),
+            block_reason.clone().unwrap_or_else(default_reason),
         )),
         (_, Some("approve" | "allow")) => votes.push(Decision::Allow),
         (_, Some(other)) => {
@@ -200,17 +275,23 @@ fn json_outcome(
         let why = reason(&specific.permission_decision_reason);
         votes.push(match word.as_str() {
             "allow" => Decision::Allow,
-            "deny" => Decision::deny(why.unwrap_or_else(|| default_reason(event_name))),
+            "deny" => Decision::deny(why.unwrap_or_else(default_reason)),
             "ask" | "defer" => {
                 Decision::ask(why.unwrap_or_else(|| "a hook asks for approval".into()))
             }
             other => return Err(invalid(format!("unknown `permissionDecision` `{other}`"))),
         });
     }
-    if stop && event_name != "Stop" {
-        votes.push(Decision::deny(
-            reason(&wire.stop_reason).unwrap_or_else(|| "a hook said `continue: false`".into()),
-        ));
+    if stop {
+        let why = reason(&wire.stop_reason).unwrap_or_else(|| "Execution stopped by hook".into());
+        // The session ends after this event, whatever the other hooks say (a Stop block
+        // included); the action itself is withheld (Claude Code runs a tool call first).
+        extras
+            .side_effects
+            .push(SideEffect::new(END_SESSION, json!({"reason": why})));
+        if event_name != "Stop" {
+            votes.push(Decision::deny(why));
+        }
     }
     if let Some(input) = specific.updated_input {
         extras.rewrite = Some(Rewrite::Args(updated_args(payload, root, input)?));
@@ -222,6 +303,11 @@ fn json_outcome(
             ));
         }
         extras.rewrite = Some(Rewrite::Result(output));
+    }
+    if !ignored.is_empty() {
+        extras
+            .side_effects
+            .push(SideEffect::new(IGNORED_KEYS, json!(ignored)));
     }
     if let Some(message) = wire.system_message.filter(|m| !m.trim().is_empty()) {
         extras
@@ -240,8 +326,9 @@ fn json_outcome(
     Ok(Outcome::from_parts(decision, extras))
 }
 
-fn default_reason(event_name: &str) -> String {
-    format!("blocked by a {event_name} hook (no reason given)")
+/// Claude Code's words for a block without a reason.
+fn default_reason() -> String {
+    "Blocked by hook".to_owned()
 }
 
 /// `updatedInput` (Claude Code's fields, replacing the whole input) as the tool's arguments.
@@ -281,192 +368,5 @@ fn with_stderr(what: String, stderr: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use tollgate_protocol::{PayloadCommon, SessionEnd, SessionEndStatus, ToolCall};
-
-    use super::*;
-
-    fn bash(command: &str) -> Payload {
-        Payload::new(
-            PayloadCommon::default(),
-            ToolCall {
-                tool_name: "bash_code_execute_tool".into(),
-                tool_call_id: "c1".into(),
-                tool_input: json!({"command": command}),
-            },
-        )
-    }
-
-    fn answer(
-        event: &str,
-        payload: &Payload,
-        code: i32,
-        stdout: &str,
-        stderr: &str,
-    ) -> Result<Outcome, HookError> {
-        let exit = Exit {
-            code: Some(code),
-            stdout: stdout.as_bytes(),
-            stderr: stderr.as_bytes(),
-        };
-        interpret(event, payload, std::path::Path::new("/ws"), &exit)
-    }
-
-    #[test]
-    fn pre_tool_use_answers_decide_and_rewrite_in_the_tools_own_fields() {
-        let call = bash("rm -rf /");
-        assert_eq!(
-            answer("PreToolUse", &call, 2, "", "no rm").unwrap(),
-            Outcome::deny("no rm")
-        );
-        let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}"#;
-        assert_eq!(
-            answer("PreToolUse", &call, 0, deny, "").unwrap(),
-            Outcome::deny("nope")
-        );
-        let ask = r#"{"hookSpecificOutput":{"permissionDecision":"defer"}}"#;
-        assert!(matches!(
-            answer("PreToolUse", &call, 0, ask, "").unwrap().decision,
-            Decision::Ask { .. }
-        ));
-        let rewrite = r#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls","description":"x","timeout":2000}}}"#;
-        assert_eq!(
-            answer("PreToolUse", &call, 0, rewrite, "").unwrap(),
-            Outcome::allow().with_args(json!({"command": "ls", "timeout_seconds": 2}))
-        );
-        // Strictest wins when fields disagree.
-        let both = r#"{"decision":"approve","hookSpecificOutput":{"permissionDecision":"deny"}}"#;
-        assert!(
-            answer("PreToolUse", &call, 0, both, "")
-                .unwrap()
-                .decision
-                .is_deny()
-        );
-        assert!(
-            answer(
-                "PreToolUse",
-                &call,
-                0,
-                r#"{"continue":false,"stopReason":"halt"}"#,
-                ""
-            )
-            .unwrap()
-            .decision
-            .is_deny()
-        );
-        assert_eq!(
-            answer("PreToolUse", &call, 0, "just text", "").unwrap(),
-            Outcome::allow()
-        );
-    }
-
-    #[test]
-    fn malformed_answers_are_failures_not_allows() {
-        let call = bash("ls");
-        for bad in [
-            r#"{"hookSpecificOutput":{"permisionDecision":"deny"}}"#,
-            r#"{"decision":"maybe"}"#,
-            r#"{"hookSpecificOutput":{"permissionDecision":"nope"}}"#,
-            r#"{"hookSpecificOutput":{"updatedInput":{"cmd":"ls"}}}"#,
-            r#"{"hookSpecificOutput":{"updatedInput":{"command":"ls"},"updatedToolOutput":1}}"#,
-            "{not json",
-        ] {
-            let err = answer("PreToolUse", &call, 0, bad, "").unwrap_err();
-            assert_eq!(err.kind(), FailureKind::InvalidOutput, "{bad}");
-        }
-        assert_eq!(
-            answer("PreToolUse", &call, 1, "", "boom")
-                .unwrap_err()
-                .kind(),
-            FailureKind::Errored
-        );
-    }
-
-    #[test]
-    fn stop_blocks_keep_working_unless_the_hook_also_says_stop() {
-        let end = Payload::new(
-            PayloadCommon::default(),
-            SessionEnd {
-                status: SessionEndStatus::Completed,
-                error: None,
-                answer: None,
-                continued: 0,
-            },
-        );
-        let kept = answer(
-            "Stop",
-            &end,
-            0,
-            r#"{"decision":"block","reason":"run the tests"}"#,
-            "",
-        )
-        .unwrap();
-        assert_eq!(kept.decision, Decision::deny("run the tests"));
-        assert_eq!(kept.side_effects()[0].kind, KEEP_WORKING);
-        assert_eq!(
-            answer("Stop", &end, 2, "", "not done")
-                .unwrap()
-                .side_effects()[0]
-                .kind,
-            KEEP_WORKING
-        );
-        let stopped = answer(
-            "Stop",
-            &end,
-            0,
-            r#"{"decision":"block","continue":false}"#,
-            "",
-        )
-        .unwrap();
-        assert!(stopped.side_effects().is_empty() && !stopped.decision.is_deny());
-        assert_eq!(
-            answer("SessionEnd", &end, 2, "", "x").unwrap(),
-            Outcome::allow()
-        );
-    }
-
-    #[test]
-    fn context_comes_from_plain_text_where_claude_code_takes_it() {
-        let turn = Payload::new(
-            PayloadCommon::default(),
-            tollgate_protocol::UserTurn {
-                prompt: "hi".into(),
-            },
-        );
-        assert_eq!(
-            answer("UserPromptSubmit", &turn, 0, "today is Monday\n", "").unwrap(),
-            Outcome::allow().with_context("today is Monday")
-        );
-        assert!(
-            answer(
-                "UserPromptSubmit",
-                &turn,
-                0,
-                r#"{"decision":"block","reason":"no"}"#,
-                ""
-            )
-            .unwrap()
-            .decision
-            .is_deny()
-        );
-        let post = bash("ls");
-        assert_eq!(
-            answer("PostToolUse", &post, 2, "", "lint failed").unwrap(),
-            Outcome::allow().with_context("lint failed")
-        );
-        assert_eq!(
-            answer(
-                "PostToolUse",
-                &post,
-                0,
-                r#"{"decision":"block","reason":"fix it","systemMessage":"formatted"}"#,
-                ""
-            )
-            .unwrap(),
-            Outcome::allow()
-                .with_context("fix it")
-                .with_side_effect(SideEffect::new(SYSTEM_MESSAGE, json!("formatted")))
-        );
-    }
-}
+#[path = "output_tests.rs"]
+mod tests;

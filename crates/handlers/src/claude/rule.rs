@@ -19,15 +19,16 @@
 //! matches when the whole line does, when one of its commands does (split at `;`, `&&`,
 //! `||`, `|`, `&` and newlines outside quotes, leading `NAME=value` assignments dropped), or
 //! when the pattern's first word is a program the shell analyzer finds anywhere in the line
-//! (behind `sudo`, `env`, `xargs`, inside `$(…)` or `sh -c '…'`); a line the analyzer blocks
-//! (obfuscated, unparsable) matches every `Bash` rule.
+//! (behind `sudo`, `env`, `xargs`, inside `$(…)` or `sh -c '…'`); a line whose programs the
+//! analyzer cannot see (obfuscated, unparsable, shell code built at run time, inline
+//! interpreter code) matches every `Bash` rule.
 
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use regex::Regex;
 use serde_json::Value;
-use tollgate_shell::{Profile, ProgramKind, Verdict};
+use tollgate_shell::{Profile, ProgramKind};
 
 use tollgate_protocol::claude_code::aliases;
 
@@ -219,7 +220,7 @@ fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> 
         return true;
     }
     let analysis = tollgate_shell::analyze(command, Profile::External);
-    if analysis.verdict == Verdict::Block {
+    if hides_its_programs(&analysis) {
         return true;
     }
     // The pattern's program run where the text split cannot judge it: behind a wrapper
@@ -235,6 +236,33 @@ fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> 
                     .is_some_and(|span| at_a_segment_start(span.start))
         })
     })
+}
+
+/// Findings that mean the analyzer cannot tell which programs the line runs: such a line
+/// may run any command, so it matches every `Bash` rule. A line blocked for what it visibly
+/// runs (`sudo apt-get …`, `rm -rf /`) is matched by its programs like any other: a
+/// `Bash(git push *)` hook does not run for it, as in Claude Code.
+const OPAQUE: [&str; 13] = [
+    "parse-error",
+    "analysis-limit",
+    "obfuscated-command",
+    "dynamic-shell-code",
+    "decode-to-shell",
+    "eval",
+    "piped-shell",
+    "remote-script-exec",
+    "inline-code",
+    "stdin-code",
+    "option-exec",
+    "command-masquerade",
+    "hidden-code",
+];
+
+fn hides_its_programs(analysis: &tollgate_shell::Analysis) -> bool {
+    analysis
+        .findings
+        .iter()
+        .any(|finding| OPAQUE.contains(&finding.rule))
 }
 
 /// The commands of a line with the byte offset each starts at, split outside quotes at `;`,
@@ -351,6 +379,11 @@ mod tests {
             ("Bash(rm *)", "sh -c 'rm -rf x'", true),
             ("Bash(rm *)", "ls /tmp", false),
             ("Bash(rm *)", "r\"m\" -rf /", true),
+            ("Bash(git push *)", "eval \"$CMD\"", true),
+            ("Bash(git push *)", "python3 -c 'import os'", true),
+            // Blocked for what it visibly runs, not for hiding it: matched by its programs.
+            ("Bash(git push *)", "sudo apt-get install -y jq", false),
+            ("Bash(git push *)", "rm -rf /", false),
         ];
         for (text, command, expected) in table {
             assert_eq!(bash(text, command), expected, "{text} × {command}");

@@ -228,6 +228,42 @@ async fn plugin_root_is_substituted_before_the_analyzer_vets_the_line() {
     );
 }
 
+/// Claude Code runs every hook in the project's folder: a relative command is the project's,
+/// whichever file declares it; a skill's hooks get its folder as `CLAUDE_PLUGIN_ROOT`.
+#[test]
+fn relative_commands_are_the_projects_and_a_skill_is_its_hooks_plugin_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let project = base.join("project");
+    let skill = project.join(".claude/skills/deploy");
+    std::fs::create_dir_all(project.join(".claude/hooks")).unwrap();
+    std::fs::create_dir_all(skill.join(".claude/hooks")).unwrap();
+    for script in [
+        project.join(".claude/hooks/x.sh"),
+        skill.join(".claude/hooks/x.sh"),
+        skill.join("y.sh"),
+    ] {
+        std::fs::write(
+            &script,
+            "#!/bin/sh
+exit 0
+",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let claude = || ClaudeCode::new("PreToolUse", context(&project)).skill_dir(&skill);
+    let relative = hook(&skill, ".claude/hooks/x.sh", claude());
+    assert_eq!(
+        relative.line(),
+        project.join(".claude/hooks/x.sh").display().to_string()
+    );
+    assert_eq!(relative.config_dir(), Some(skill.as_path()));
+    let rooted = hook(&skill, r#""${CLAUDE_PLUGIN_ROOT}/y.sh""#, claude());
+    assert_eq!(rooted.line(), skill.join("y.sh").display().to_string());
+}
+
 #[tokio::test]
 async fn a_session_start_hooks_env_file_becomes_a_side_effect() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use tollgate_core::DispatchOutcome;
-use tollgate_handlers::claude::{CLAUDE_ENV, KEEP_WORKING, env};
+use tollgate_handlers::claude::{CLAUDE_ENV, END_SESSION, KEEP_WORKING, env};
 use tollgate_protocol::claude_code::{ClaudeContext, SubAgent};
 
 use serde_json::json;
@@ -98,6 +98,23 @@ pub(super) fn keep_working(end: &DispatchOutcome) -> Option<String> {
         })
 }
 
+/// Why a hook ends the session after this event (its `end_session` side effect: Claude Code's
+/// `continue: false`), if one does.
+pub(super) fn end_session(outcome: &DispatchOutcome) -> Option<String> {
+    outcome
+        .side_effects
+        .iter()
+        .find(|e| e.effect.kind == END_SESSION)
+        .map(|e| {
+            e.effect
+                .detail
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("a hook ended the session")
+                .to_owned()
+        })
+}
+
 /// What the model reads when a hook keeps the session working: the hook's reason, as the next
 /// user message.
 pub(super) fn feedback(reason: &str) -> Message {
@@ -117,7 +134,12 @@ impl Session<'_> {
             answer: ending.answer.clone(),
             continued,
         };
-        let reason = keep_working(&self.emit(end, About::Session).await)?;
+        let outcome = self.emit(end, About::Session).await;
+        if self.ended_by_hook.get().is_some() {
+            // `continue: false` wins over every hook's block, as in Claude Code.
+            return None;
+        }
+        let reason = keep_working(&outcome)?;
         if continued >= MAX_KEEP_WORKING {
             let why = format!(
                 "a hook asked to keep working {} times in a row; the session ends (\"{reason}\" \

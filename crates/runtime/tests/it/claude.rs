@@ -313,3 +313,60 @@ async fn a_stop_hook_that_always_blocks_is_capped() {
         "{warnings:?}"
     );
 }
+
+/// Claude Code's `continue: false` on a tool call: the call is withheld and the session ends
+/// there (no further model turn), whatever the model had planned.
+#[tokio::test]
+async fn a_pre_tool_use_continue_false_ends_the_session_after_the_call() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "hooks.yaml",
+            "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: |-\n            jq -e '.tool_input.command | contains(\"halt\")' >/dev/null && echo '{\"continue\": false, \"stopReason\": \"emergency stop\"}'; exit 0\n",
+        )],
+    );
+    let script = [
+        call(
+            "c1",
+            "bash_code_execute_tool",
+            json!({"command": "echo halt > halted.txt"}),
+        ),
+        answer("never asked for"),
+    ];
+    let path = agent(&dir, "hooks: [hooks.yaml]\n", &script);
+    let (report, lines) = run_agent(&path, "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert_eq!(report.turns, 1, "{lines:#?}");
+    assert_eq!(report.answer, None);
+    let seen = observations(&lines);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, "denied");
+    assert!(seen[0].1.ends_with(": emergency stop"), "{seen:?}");
+    let ended = of(&lines, "hook_ended_session");
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0]["reason"], "emergency stop");
+    assert_eq!(ended[0]["event"], "pre_tool_use");
+    assert!(!dir.join("ws/halted.txt").exists());
+}
+
+/// A `Stop` hook's `continue: false` ends the session even when another `Stop` hook blocks.
+#[tokio::test]
+async fn a_stop_hooks_continue_false_wins_over_another_stop_hooks_block() {
+    let (_tmp, dir) = agent_dir();
+    write(
+        &dir,
+        &[(
+            "hooks.yaml",
+            "hooks:\n  Stop:\n    - hooks:\n        - {type: command, command: 'echo not yet >&2; exit 2'}\n        - {type: command, command: 'echo {\\\"continue\\\": false}'}\n",
+        )],
+    );
+    let script = [answer("first"), answer("second")];
+    let path = agent(&dir, "hooks: [hooks.yaml]\n", &script);
+    let (report, lines) = run_agent(&path, "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert_eq!(report.turns, 1);
+    assert_eq!(report.answer.as_deref(), Some("first"));
+    assert!(of(&lines, "keep_working").is_empty());
+    assert_eq!(of(&lines, "hook_ended_session").len(), 1);
+}
