@@ -117,7 +117,7 @@ pub(crate) async fn document() -> Json<utoipa::openapi::OpenApi> {
         (status = 404, description = "No such agent, or no `agents_dir`", body = ErrorBody),
         (status = 413, description = "A body over 64 KiB", body = ErrorBody),
         (status = 415, description = "A body that is not `application/json`", body = ErrorBody),
-        (status = 422, description = "The agent file does not load (`bad_agent`)", body = ErrorBody),
+        (status = 422, description = "The agent file does not load (`bad_agent`), or has no skill the request names (`unknown_skill`)", body = ErrorBody),
         (status = 500, description = "An admin hook file does not load (`bad_admin_hooks`)", body = ErrorBody),
     ))]
 #[allow(dead_code)]

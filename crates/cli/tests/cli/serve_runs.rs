@@ -350,6 +350,19 @@ async fn runs_refuse_bad_requests_and_the_server_keeps_serving() {
         )
         .await;
     assert_eq!(status, 400);
+    let (status, body) = served
+        .post(
+            "/v1/runs",
+            CI,
+            json!({"agent": "ops", "prompt": "go", "skills": ["no-such-skill"]}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"], "unknown_skill", "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("no-such-skill"),
+        "{body}"
+    );
     let unknown = served.events("run_nope", None).await;
     assert_eq!(unknown.status().as_u16(), 404);
     let (status, body) = served

@@ -44,6 +44,24 @@ pub(super) fn prepare(state: &AppState, body: &NewRun) -> Result<Prepared, ApiEr
     let file = agent_file(state, &body.agent)?;
     let mut agent = AgentDef::load(&file)
         .map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "bad_agent", e.to_string()))?;
+    // A skill named in the request must exist: a run without the hooks its caller asked for
+    // must not start as if it had them.
+    let known = agent.skills.names();
+    if let Some(name) = body.skills.iter().find(|s| !known.contains(&s.as_str())) {
+        let have = if known.is_empty() {
+            "it has none".to_owned()
+        } else {
+            format!("its skills: {}", known.join(", "))
+        };
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_skill",
+            format!(
+                "agent `{}` has no skill named `{name}` ({have})",
+                body.agent
+            ),
+        ));
+    }
     agent.metadata.extend(body.metadata.clone());
     // The server's `approval.timeout_seconds` is the default: the agent file's, then the
     // admin files', win over it.
