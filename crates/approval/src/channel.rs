@@ -182,10 +182,12 @@ impl ChannelError {
     }
 }
 
+mod approvers;
 mod callback;
 pub mod feishu;
 mod hub;
 pub mod slack;
 
+pub use approvers::PlatformApprovers;
 pub use callback::receive;
 pub use hub::{Cursor, Entry, Hub, Route, Slot, TICK};

@@ -103,11 +103,7 @@ async fn apply(store: &Store, channel: &dyn Channel, click: &Click) -> ClickOutc
                 &format!("{} is not an approver on this channel", who(click)),
             )
             .await;
-        return match store.get(&click.request_id).await {
-            Ok(Some(request)) => ClickOutcome::NotApprover(request),
-            Ok(None) => ClickOutcome::Unknown,
-            Err(_) => ClickOutcome::Failed,
-        };
+        return current(store, &click.request_id, ClickOutcome::NotApprover).await;
     };
     let decision = Decision {
         verdict: if click.approve {
@@ -121,16 +117,12 @@ async fn apply(store: &Store, channel: &dyn Channel, click: &Click) -> ClickOutc
     };
     let outcome = match store.decide(&click.request_id, &decision).await {
         Ok(request) => ClickOutcome::Decided(request),
-        Err(Refused::AlreadyDecided { .. }) => match store.get(&click.request_id).await {
-            Ok(Some(request)) => ClickOutcome::AlreadyDecided(request),
-            Ok(None) => ClickOutcome::Unknown,
-            Err(_) => ClickOutcome::Failed,
-        },
-        Err(Refused::NotAllowed { .. }) => match store.get(&click.request_id).await {
-            Ok(Some(request)) => ClickOutcome::NotApprover(request),
-            Ok(None) => ClickOutcome::Unknown,
-            Err(_) => ClickOutcome::Failed,
-        },
+        Err(Refused::AlreadyDecided { .. }) => {
+            current(store, &click.request_id, ClickOutcome::AlreadyDecided).await
+        }
+        Err(Refused::NotAllowed { .. }) => {
+            current(store, &click.request_id, ClickOutcome::NotApprover).await
+        }
         Err(Refused::NotFound { .. }) => ClickOutcome::Unknown,
         Err(e) => {
             tracing::error!(channel = kind, error = %e, "a channel click could not be applied");
@@ -160,6 +152,19 @@ async fn apply(store: &Store, channel: &dyn Channel, click: &Click) -> ClickOutc
             .await;
     }
     outcome
+}
+
+/// The request as it now stands, as `outcome`.
+async fn current(
+    store: &Store,
+    id: &str,
+    outcome: fn(crate::model::Request) -> ClickOutcome,
+) -> ClickOutcome {
+    match store.get(id).await {
+        Ok(Some(request)) => outcome(request),
+        Ok(None) => ClickOutcome::Unknown,
+        Err(_) => ClickOutcome::Failed,
+    }
 }
 
 fn verb(click: &Click) -> &'static str {

@@ -190,7 +190,7 @@ impl Channel for Slack {
     }
 
     fn approver(&self, operator: &str) -> Option<String> {
-        self.config.approvers.name_of(operator)
+        self.config.approvers.name_of(operator).map(str::to_owned)
     }
 
     fn answer<'a>(&'a self, click: &'a Click, outcome: &'a ClickOutcome) -> BoxFuture<'a, Answer> {

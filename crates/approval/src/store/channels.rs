@@ -69,6 +69,21 @@ macro_rules! request_columns {
     };
 }
 
+/// Message rows joined with their requests, then `$tail` (a macro: queries stay
+/// `&'static str`).
+macro_rules! select_outgoing {
+    ($tail:literal) => {
+        concat!(
+            "SELECT ",
+            message_columns!(),
+            ", ",
+            request_columns!(),
+            " FROM channel_message m JOIN confirmation_request r ON r.id = m.request_id ",
+            $tail
+        )
+    };
+}
+
 fn decode_message(row: &SqliteRow) -> Result<ChannelMessage, StoreError> {
     let attempts: i64 = row.try_get("m_attempts")?;
     let closed: Option<String> = row.try_get("m_closed_status")?;
@@ -224,14 +239,8 @@ impl Store {
         limit: u32,
     ) -> Result<Vec<Outgoing>, StoreError> {
         let now = self.now_ms();
-        let due = sqlx::query(concat!(
-            "SELECT ",
-            message_columns!(),
-            ", ",
-            request_columns!(),
-            " FROM channel_message m \
-             JOIN confirmation_request r ON r.id = m.request_id \
-             WHERE m.channel = $1 AND m.message_id IS NULL AND m.next_try_at <= $2 \
+        let due = sqlx::query(select_outgoing!(
+            "WHERE m.channel = $1 AND m.message_id IS NULL AND m.next_try_at <= $2 \
              AND r.status = 'pending' ORDER BY m.next_try_at LIMIT $3"
         ))
         .bind(channel)
@@ -345,14 +354,8 @@ impl Store {
         channel: &str,
         limit: u32,
     ) -> Result<Vec<Outgoing>, StoreError> {
-        let rows = sqlx::query(concat!(
-            "SELECT ",
-            message_columns!(),
-            ", ",
-            request_columns!(),
-            " FROM channel_message m \
-             JOIN confirmation_request r ON r.id = m.request_id \
-             WHERE m.channel = $1 AND m.message_id IS NOT NULL AND m.closed_status IS NULL \
+        let rows = sqlx::query(select_outgoing!(
+            "WHERE m.channel = $1 AND m.message_id IS NOT NULL AND m.closed_status IS NULL \
              AND r.status <> 'pending' ORDER BY r.responded_at LIMIT $2"
         ))
         .bind(channel)

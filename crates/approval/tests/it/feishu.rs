@@ -356,7 +356,7 @@ fn the_config_reads_both_approver_forms_and_refuses_unknown_keys() {
     unknown["receive_id_type"] = json!("email");
     unknown["approvers"] = json!(42);
     let error = serde_json::from_value::<FeishuConfig>(unknown).unwrap_err();
-    assert!(error.to_string().contains("Feishu user ids"), "{error}");
+    assert!(error.to_string().contains("a list of user ids"), "{error}");
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! The Feishu channel's configuration, as the server's config file spells it, and its
 //! validation.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 
@@ -106,47 +105,8 @@ impl ReceiveIdType {
     }
 }
 
-/// The channel's approvers: Feishu user ids (the `open_id` a click reports), either as a
-/// list (the approver name is the id itself) or as a map from id to tollgate approver name.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(
-    untagged,
-    expecting = "a list of Feishu user ids, or a map of Feishu user id to approver name"
-)]
-pub enum FeishuApprovers {
-    /// Ids that decide under their own id.
-    List(Vec<String>),
-    /// Id → the approver name they decide as.
-    Map(BTreeMap<String, String>),
-}
-
-impl FeishuApprovers {
-    /// The approver name of Feishu user `id`, if they are an approver.
-    pub fn name_of(&self, id: &str) -> Option<&str> {
-        match self {
-            Self::List(ids) => ids.iter().find(|known| *known == id).map(String::as_str),
-            Self::Map(map) => map.get(id).map(String::as_str),
-        }
-    }
-
-    /// The Feishu user id of approver `name` (the first one, when several ids share it).
-    pub fn id_of(&self, name: &str) -> Option<&str> {
-        match self {
-            Self::List(ids) => ids.iter().find(|known| *known == name).map(String::as_str),
-            Self::Map(map) => map
-                .iter()
-                .find(|(_, known)| *known == name)
-                .map(|(id, _)| id.as_str()),
-        }
-    }
-
-    fn pairs(&self) -> Vec<(&str, &str)> {
-        match self {
-            Self::List(ids) => ids.iter().map(|id| (id.as_str(), id.as_str())).collect(),
-            Self::Map(map) => map.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
-        }
-    }
-}
+/// The channel's approvers: Feishu user ids (the `open_id` a click reports).
+pub type FeishuApprovers = crate::channel::PlatformApprovers;
 
 impl FeishuConfig {
     /// Checks the settings and returns the open platform's origin as a URL.
@@ -238,11 +198,14 @@ mod tests {
 
     #[test]
     fn approvers_map_both_ways() {
-        let list = FeishuApprovers::List(vec!["ou_a".into()]);
+        let list = FeishuApprovers::Ids(vec!["ou_a".into()]);
         assert_eq!(list.name_of("ou_a"), Some("ou_a"));
         assert_eq!(list.id_of("ou_a"), Some("ou_a"));
         assert_eq!(list.name_of("ou_b"), None);
-        let map = FeishuApprovers::Map(BTreeMap::from([("ou_a".into(), "alice".into())]));
+        let map = FeishuApprovers::Names(std::collections::BTreeMap::from([(
+            "ou_a".into(),
+            "alice".into(),
+        )]));
         assert_eq!(map.name_of("ou_a"), Some("alice"));
         assert_eq!(map.id_of("alice"), Some("ou_a"));
         assert_eq!(map.name_of("alice"), None);

@@ -1,11 +1,9 @@
 //! The Slack channel's configuration: the app's credentials, the channel it posts to and who
 //! may decide from Slack.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Slack's Web API.
 pub const DEFAULT_BASE_URL: &str = "https://slack.com/api";
@@ -55,90 +53,8 @@ impl fmt::Debug for SlackConfig {
     }
 }
 
-/// Who may decide from Slack, by Slack user id (`U0123ABCD`).
-///
-/// In YAML either a list of user ids (each decides under its own id as approver name) or a
-/// map from user id to the tollgate approver name the user decides as:
-///
-/// ```yaml
-/// approvers: [U0123ABCD, U0456EFGH]
-/// approvers: {U0123ABCD: alice, U0456EFGH: bob}
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SlackApprovers {
-    /// User ids that decide under their own id.
-    Ids(Vec<String>),
-    /// User id → approver name.
-    Names(BTreeMap<String, String>),
-}
-
-impl SlackApprovers {
-    /// The approver name user `id` decides as, if they are listed.
-    pub fn name_of(&self, id: &str) -> Option<String> {
-        match self {
-            Self::Ids(ids) => ids.iter().find(|known| *known == id).cloned(),
-            Self::Names(names) => names.get(id).cloned(),
-        }
-    }
-
-    /// The Slack user id that decides as approver `name`, if one does (the first in id
-    /// order when several map to the same name).
-    pub fn id_of(&self, name: &str) -> Option<&str> {
-        match self {
-            Self::Ids(ids) => ids.iter().find(|id| *id == name).map(String::as_str),
-            Self::Names(names) => names
-                .iter()
-                .find(|(_, known)| *known == name)
-                .map(|(id, _)| id.as_str()),
-        }
-    }
-
-    fn pairs(&self) -> Vec<(&str, &str)> {
-        match self {
-            Self::Ids(ids) => ids.iter().map(|id| (id.as_str(), id.as_str())).collect(),
-            Self::Names(names) => names
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect(),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for SlackApprovers {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ApproversVisitor)
-    }
-}
-
-struct ApproversVisitor;
-
-impl<'de> Visitor<'de> for ApproversVisitor {
-    type Value = SlackApprovers;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of Slack user ids, or a map from Slack user id to approver name")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut ids = Vec::new();
-        while let Some(id) = seq.next_element::<String>()? {
-            ids.push(id);
-        }
-        Ok(SlackApprovers::Ids(ids))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut names = BTreeMap::new();
-        while let Some((id, name)) = map.next_entry::<String, String>()? {
-            if names.insert(id.clone(), name).is_some() {
-                return Err(de::Error::custom(format!(
-                    "Slack user id {id} is listed twice"
-                )));
-            }
-        }
-        Ok(SlackApprovers::Names(names))
-    }
-}
+/// The Slack channel's approvers: Slack user ids (`U0123ABCD`).
+pub type SlackApprovers = crate::channel::PlatformApprovers;
 
 impl SlackConfig {
     /// Checks what serde cannot: non-empty credentials, an http(s) base URL, user ids that
