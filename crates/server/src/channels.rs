@@ -51,7 +51,9 @@ fn entry(config: &ChannelConfig) -> Entry {
 fn built(config: &ChannelConfig) -> Result<Arc<dyn Channel>, String> {
     let settings = config.settings.clone()?;
     match config.kind {
-        "feishu" => Ok(Arc::new(Feishu::new(settings_of::<FeishuConfig>(settings)?)?)),
+        "feishu" => Ok(Arc::new(Feishu::new(settings_of::<FeishuConfig>(
+            settings,
+        )?)?)),
         "slack" => Ok(Arc::new(Slack::new(settings_of::<SlackConfig>(settings)?)?)),
         other => Err(format!("unknown channel kind `{other}`")),
     }
@@ -63,9 +65,10 @@ fn settings_of<T: DeserializeOwned>(settings: Value) -> Result<T, String> {
         let inner = e.inner().to_string();
         let what = match inner.split_once(", expected") {
             Some((head, _)) if head.starts_with("unknown field") => inner.clone(),
-            _ => inner
-                .split_once("expected ")
-                .map_or_else(|| "a bad value".to_owned(), |(_, e)| format!("expected {e}")),
+            _ => inner.split_once("expected ").map_or_else(
+                || "a bad value".to_owned(),
+                |(_, e)| format!("expected {e}"),
+            ),
         };
         let path = e.path().to_string();
         if path == "." {
@@ -103,7 +106,11 @@ pub(crate) fn routes() -> Router<AppState> {
         (status = 404, description = "No Feishu channel is configured (or it was not built)", body = crate::wire::ErrorBody),
         (status = 413, description = "A body over 64 KiB", body = crate::wire::ErrorBody),
     ))]
-pub(crate) async fn feishu(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn feishu(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     callback(&state, "feishu", &headers, &body).await
 }
 
@@ -123,7 +130,11 @@ pub(crate) async fn feishu(State(state): State<AppState>, headers: HeaderMap, bo
         (status = 404, description = "No Slack channel is configured (or it was not built)", body = crate::wire::ErrorBody),
         (status = 413, description = "A body over 64 KiB", body = crate::wire::ErrorBody),
     ))]
-pub(crate) async fn slack(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub(crate) async fn slack(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     callback(&state, "slack", &headers, &body).await
 }
 

@@ -293,7 +293,14 @@ async fn pending_after_skipped_a_request_filed_between_its_two_reads() {
     let filing = tokio::spawn(async move {
         let mut ids = Vec::with_capacity(FILED);
         for n in 0..FILED {
-            ids.push(filer.file(&asking(&format!("call-{n}"))).await.unwrap().request.id);
+            ids.push(
+                filer
+                    .file(&asking(&format!("call-{n}")))
+                    .await
+                    .unwrap()
+                    .request
+                    .id,
+            );
         }
         ids
     });

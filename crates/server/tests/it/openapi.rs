@@ -183,7 +183,10 @@ async fn the_document_declares_the_bearer_scheme_and_which_routes_need_it() {
     assert!(!needs_token("get", "/healthz"));
     assert!(!needs_token("get", "/v1/openapi.json"));
     for path in CALLBACKS {
-        assert!(!needs_token("post", path), "{path} is signed by its platform");
+        assert!(
+            !needs_token("post", path),
+            "{path} is signed by its platform"
+        );
     }
     for (method, path) in operations(&doc) {
         if !OPEN.contains(&path.as_str()) && !CALLBACKS.contains(&path.as_str()) {
