@@ -9,12 +9,12 @@
 //! ```
 //!
 //! Each entry is a mapping with one key, the channel's kind, and each kind appears at most
-//! once. Its secrets must come from the
-//! environment (`${NAME}`), never be written in the file. An entry that cannot be used (an
-//! unset variable, a secret written in the file) does not stop the server: the channel is
-//! not built, the error names the entry and the variable, and requests routed to it are
-//! audited as not sent (denied with `approval.fail_closed`). An entry that is not a
-//! mapping of one known kind is an error of the whole file.
+//! once. Its secrets must come from the environment (`${NAME}`), never be written in the
+//! file. An entry that cannot be used (an unset variable, a secret written in the file) does
+//! not stop the server: the channel is not built, the error names the entry and the
+//! variable, and requests routed to it are audited as not sent (denied with
+//! `approval.fail_closed`). An entry that is not a mapping of one known kind, or a second
+//! entry of a kind, is an error of the whole file.
 
 use serde_json::Value;
 use tollgate_approval::channel::Route;
