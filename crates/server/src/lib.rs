@@ -19,6 +19,9 @@
 //! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
 //! GET  /metrics                        any token → Prometheus text (the `metrics` module)
 //! GET  /v1/openapi.json                no token; the OpenAPI document of these routes
+//! POST /v1/channels/feishu/callback    no token, signed by Feishu/Lark: a card click or the
+//!                                      URL check → toast and card, or {"challenge"}
+//! POST /v1/channels/slack/interactions no token, signed by Slack: a click → empty 200
 //! GET  /approvals                      the web page for people (session cookie; see below)
 //! ```
 //!
