@@ -340,7 +340,8 @@ impl Store {
     }
 
     /// Sent messages of `channel` whose request has ended but which still show buttons, at
-    /// most `limit`.
+    /// most `limit`. A request that a click on `channel` decided is left out even before its
+    /// callback marks the message closed: the click's reply replaces the message.
     ///
     /// # Errors
     /// The database fails.
@@ -357,7 +358,9 @@ impl Store {
             " FROM channel_message m \
              JOIN confirmation_request r ON r.id = m.request_id \
              WHERE m.channel = $1 AND m.message_id IS NOT NULL AND m.closed_status IS NULL \
-             AND r.status <> 'pending' ORDER BY r.responded_at LIMIT $2"
+             AND r.status <> 'pending' \
+             AND NOT (r.status IN ('approved', 'rejected') AND r.channel = m.channel) \
+             ORDER BY r.responded_at LIMIT $2"
         ))
         .bind(channel)
         .bind(i64::from(limit))
