@@ -109,8 +109,17 @@ impl WithFeishu {
         (id, message)
     }
 
-    /// The message created for request `id` (its `uuid`), once there is one.
+    /// The message created for request `id` (its `uuid`), once the platform has it and the
+    /// server has recorded it as sent.
     pub async fn card_of(&self, id: &str) -> Message {
+        let message = self.created_for(id).await;
+        sent(&self.server, id, "feishu", &message.message_id).await;
+        message
+    }
+
+    /// The message created for request `id`, once the platform has it (the server may not
+    /// know yet).
+    pub async fn created_for(&self, id: &str) -> Message {
         eventually(&format!("a card for {id}"), || async {
             self.platform
                 .messages()
@@ -177,8 +186,19 @@ impl WithSlack {
                 .find(|m| m.body.to_string().contains(&id))
         })
         .await;
+        let message_id = format!("{}:{}", message.channel, message.ts);
+        sent(&self.server, &id, "slack", &message_id).await;
         (id, message)
     }
+}
+
+/// Waits until `server` has recorded request `id`'s message on `channel` as `message_id`.
+async fn sent(server: &Server, id: &str, channel: &str, message_id: &str) {
+    eventually(&format!("{id} recorded as sent on {channel}"), || async {
+        let row = server.store.channel_message(id, channel).await.unwrap()?;
+        (row.message_id.as_deref() == Some(message_id)).then_some(())
+    })
+    .await;
 }
 
 /// Waits until `probe` returns something; panics after [`PATIENCE`].

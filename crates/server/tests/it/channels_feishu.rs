@@ -378,7 +378,7 @@ async fn a_send_in_flight_when_the_server_died_is_sent_again_and_the_platform_ke
     // before it arrives.
     f.platform.hold_next_create(Duration::from_secs(1));
     let id = f.server.file(arguments(), &["ops-lead"]).await;
-    let first = f.card_of(&id).await;
+    let first = f.created_for(&id).await;
     let row = f.server.store.channel_message(&id, "feishu").await.unwrap();
     assert_eq!(row.unwrap().message_id, None, "the server never heard back");
 
