@@ -182,7 +182,8 @@ pub struct AuditEvent {
     pub at: i64,
     /// Who tried (an approver's name, `timeout`, the run).
     pub actor: String,
-    /// `create`, `attach`, `approve`, `reject`, `expire`, `cancel`, `consume`, `finish`.
+    /// `create`, `attach`, `approve`, `reject`, `expire`, `cancel`, `consume`, `finish`;
+    /// the approval channels' `send`, `update` and `click` (no status change).
     pub action: String,
     /// `applied` or `refused`.
     pub outcome: String,

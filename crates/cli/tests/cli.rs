@@ -30,6 +30,8 @@ mod replay;
 mod run;
 #[path = "cli/serve.rs"]
 mod serve;
+#[path = "cli/serve_channels.rs"]
+mod serve_channels;
 #[path = "cli/serve_restart.rs"]
 mod serve_restart;
 #[path = "cli/serve_runs.rs"]

@@ -86,13 +86,55 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/v1/channels/slack/interactions", post(slack))
 }
 
-/// `POST /v1/channels/feishu/callback`: Feishu/Lark card callbacks.
-async fn feishu(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+/// Feishu/Lark card callbacks (no bearer token: the platform's signature and verification
+/// token are checked).
+///
+/// Takes the body exactly as the platform posts it: `{"encrypt": …}` with the
+/// `X-Lark-Request-Timestamp`, `X-Lark-Request-Nonce` and `X-Lark-Signature` headers when the
+/// channel has an `encrypt_key`, plain JSON otherwise. Answers a `url_verification`
+/// challenge with `{"challenge": …}`, a click with a toast and, once the request is decided,
+/// the replacement card (`docs/channels.md`).
+#[utoipa::path(post, path = "/v1/channels/feishu/callback", operation_id = "feishu_callback",
+    tag = "channels",
+    request_body(content = String, content_type = "application/json",
+        description = "The callback as the platform posts it"),
+    responses(
+        (status = 200, description = "`{\"challenge\": …}`, `{\"toast\": …, \"card\"?: …}` or `{}`",
+            content_type = "application/json"),
+        (status = 400, description = "A malformed body, bad base64, ciphertext or padding (`refused`)", body = crate::wire::ErrorBody),
+        (status = 401, description = "A bad or missing signature, a timestamp out of the 5-minute window, a wrong verification token (`refused`)", body = crate::wire::ErrorBody),
+        (status = 404, description = "No Feishu channel is configured (or it was not built)", body = crate::wire::ErrorBody),
+        (status = 413, description = "A body over 64 KiB", body = crate::wire::ErrorBody),
+    ))]
+pub(crate) async fn feishu(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     callback(&state, "feishu", &headers, &body).await
 }
 
-/// `POST /v1/channels/slack/interactions`: Slack interactivity payloads.
-async fn slack(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+/// Slack interactivity payloads (no bearer token: the `v0` signature is checked).
+///
+/// Takes the form body Slack posts (`payload=…`) with `X-Slack-Request-Timestamp` and
+/// `X-Slack-Signature`. Answers a click at once with an empty 200; the message is then
+/// replaced through the click's `response_url` (`docs/channels.md`).
+#[utoipa::path(post, path = "/v1/channels/slack/interactions", operation_id = "slack_interactions",
+    tag = "channels",
+    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+        description = "`payload=<the interaction as JSON>`, as Slack posts it"),
+    responses(
+        (status = 200, description = "Received (an empty body), or `{}` for an interaction tollgate has nothing to do with"),
+        (status = 400, description = "A body that is not Slack's shape (`refused`)", body = crate::wire::ErrorBody),
+        (status = 401, description = "A bad or missing signature, or a timestamp more than 5 minutes off (`refused`)", body = crate::wire::ErrorBody),
+        (status = 404, description = "No Slack channel is configured (or it was not built)", body = crate::wire::ErrorBody),
+        (status = 413, description = "A body over 64 KiB", body = crate::wire::ErrorBody),
+    ))]
+pub(crate) async fn slack(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     callback(&state, "slack", &headers, &body).await
 }
 

@@ -19,6 +19,9 @@
 //! GET  /v1/runs/{id}/events            any token → Server-Sent Events, one per trace step
 //! GET  /metrics                        any token → Prometheus text (the `metrics` module)
 //! GET  /v1/openapi.json                no token; the OpenAPI document of these routes
+//! POST /v1/channels/feishu/callback    no token, signed by Feishu/Lark: a card click or the
+//!                                      URL check → toast and card, or {"challenge"}
+//! POST /v1/channels/slack/interactions no token, signed by Slack: a click → empty 200
 //! GET  /approvals                      the web page for people (session cookie; see below)
 //! ```
 //!
@@ -164,7 +167,8 @@ pub fn router(state: AppState) -> Router {
 /// Accepting connections failed.
 ///
 /// # Cancel safety
-/// Dropping the future drops every connection at once; complete `shutdown` instead.
+/// Dropping the future drops every connection at once and stops the channel hub, maybe in
+/// the middle of a send (the next server sends it again); complete `shutdown` instead.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -175,9 +179,11 @@ pub async fn serve(
     }
     let runs = Arc::clone(&state.runs);
     let (stop_hub, hub_stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(state.hub.clone().run(async move {
+    // Ends with this future, however it ends: a pass cut short is safe (the hub's cancel
+    // safety), and a hub outliving its server would go on sending for a server that is gone.
+    let _hub = AbortOnDrop(tokio::spawn(state.hub.clone().run(async move {
         let _ = hub_stopped.await;
-    }));
+    })));
     let shutdown = async move {
         shutdown.await;
         let _ = stop_hub.send(());
@@ -186,6 +192,15 @@ pub async fn serve(
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// `GET /healthz`: whether the database answers (no token).

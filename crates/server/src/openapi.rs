@@ -39,7 +39,8 @@ pub(crate) struct RunId(
     info(
         title = "tollgate server",
         description = "The approvals and runs API of `tollgate serve`. Every route but \
-                       `/healthz` and `/v1/openapi.json` takes `Authorization: Bearer TOKEN`."
+                       `/healthz`, `/v1/openapi.json` and the channel callbacks (signed by \
+                       their platforms) takes `Authorization: Bearer TOKEN`."
     ),
     paths(
         crate::healthz,
@@ -55,6 +56,8 @@ pub(crate) struct RunId(
         show_run,
         cancel_run,
         run_events,
+        crate::channels::feishu,
+        crate::channels::slack,
     ),
     components(schemas(
         ApproveBody, RejectBody, RequestList, RequestDetail, Decided, ErrorBody, Health,
@@ -64,6 +67,7 @@ pub(crate) struct RunId(
     tags(
         (name = "approvals", description = "Confirmation requests: file, list, show (and wait on), decide"),
         (name = "runs", description = "Agent runs started over HTTP and their event streams"),
+        (name = "channels", description = "Callbacks of the approval channels' platforms (Feishu/Lark, Slack)"),
         (name = "server", description = "Health, metrics and this document"),
     )
 )]

@@ -52,6 +52,7 @@ impl StandIn {
         let addr = listener.local_addr().map_err(Error::Bind)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
+            .enable_time()
             .build()
             .map_err(Error::Start)?;
         let recorder = Recorder::default();
@@ -142,5 +143,13 @@ async fn handle(
     let response = shared.wire.answer(&shared.script, &request, number);
     request.status = response.status().as_u16();
     shared.recorder.push(request);
+    if let Some(Hold(duration)) = response.extensions().get::<Hold>().copied() {
+        // Done and recorded, but the caller hears nothing yet (a reply in flight).
+        tokio::time::sleep(duration).await;
+    }
     response
 }
+
+/// A response extension: the request was handled, but its answer leaves only after this long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hold(pub(crate) std::time::Duration);

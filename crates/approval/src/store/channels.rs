@@ -129,13 +129,21 @@ impl Store {
         after: i64,
         limit: u32,
     ) -> Result<(Vec<Request>, i64), StoreError> {
+        // The highest position first: a request filed after this read has a higher one
+        // (one writer at a time), so it cannot be counted as seen before it was read.
+        let top: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(rowid), 0) FROM confirmation_request")
+                .fetch_one(&self.pool)
+                .await?;
         let rows = sqlx::query(concat!(
             "SELECT r.rowid AS position, ",
             request_columns!(),
             " FROM confirmation_request r \
-             WHERE r.rowid > $1 AND r.status = 'pending' ORDER BY r.rowid LIMIT $2"
+             WHERE r.rowid > $1 AND r.rowid <= $2 AND r.status = 'pending' \
+             ORDER BY r.rowid LIMIT $3"
         ))
         .bind(after)
+        .bind(top)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
@@ -146,12 +154,8 @@ impl Store {
             requests.push(decode(row)?);
         }
         if rows.len() < limit as usize {
-            // Nothing pending beyond the last row read: later positions are new requests.
-            let top: Option<i64> =
-                sqlx::query_scalar("SELECT MAX(rowid) FROM confirmation_request")
-                    .fetch_one(&self.pool)
-                    .await?;
-            last = last.max(top.unwrap_or(0));
+            // Nothing pending up to `top` beyond the last row read.
+            last = last.max(top);
         }
         Ok((requests, last))
     }
@@ -345,7 +349,8 @@ impl Store {
     }
 
     /// Sent messages of `channel` whose request has ended but which still show buttons, at
-    /// most `limit`.
+    /// most `limit`. A request that a click on `channel` decided is left out even before its
+    /// callback marks the message closed: the click's reply replaces the message.
     ///
     /// # Errors
     /// The database fails.
@@ -356,7 +361,9 @@ impl Store {
     ) -> Result<Vec<Outgoing>, StoreError> {
         let rows = sqlx::query(select_outgoing!(
             "WHERE m.channel = $1 AND m.message_id IS NOT NULL AND m.closed_status IS NULL \
-             AND r.status <> 'pending' ORDER BY r.responded_at LIMIT $2"
+             AND r.status <> 'pending' \
+             AND NOT (r.status IN ('approved', 'rejected') AND r.channel = m.channel) \
+             ORDER BY r.responded_at LIMIT $2"
         ))
         .bind(channel)
         .bind(i64::from(limit))

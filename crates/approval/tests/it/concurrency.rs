@@ -280,3 +280,39 @@ async fn a_store_opening_while_another_creates_the_schema_took_it_for_a_foreign_
         }
     }
 }
+
+/// Regression: `pending_after` read the pending rows, then the highest position, in two
+/// statements; a request filed between them was counted as seen, so the channel hub never
+/// announced it. Another process files requests while this one follows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_after_skipped_a_request_filed_between_its_two_reads() {
+    const FILED: usize = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.db");
+    let [filer, reader]: [Store; 2] = stores(&path, 2).await.try_into().unwrap();
+    let filing = tokio::spawn(async move {
+        let mut ids = Vec::with_capacity(FILED);
+        for n in 0..FILED {
+            ids.push(
+                filer
+                    .file(&asking(&format!("call-{n}")))
+                    .await
+                    .unwrap()
+                    .request
+                    .id,
+            );
+        }
+        ids
+    });
+    let (mut position, mut seen) = (0, std::collections::BTreeSet::new());
+    while !filing.is_finished() {
+        let (requests, next) = reader.pending_after(position, 1_000).await.unwrap();
+        seen.extend(requests.into_iter().map(|r| r.id));
+        position = next;
+    }
+    let (requests, _) = reader.pending_after(position, 1_000).await.unwrap();
+    seen.extend(requests.into_iter().map(|r| r.id));
+    let filed = filing.await.unwrap();
+    let missed: Vec<&String> = filed.iter().filter(|id| !seen.contains(*id)).collect();
+    assert!(missed.is_empty(), "never seen: {missed:?}");
+}

@@ -521,3 +521,60 @@ async fn count_pending_counts_what_waits_and_nothing_overdue_or_decided() {
     let row = store.get(&short).await.unwrap().unwrap();
     assert_eq!(row.status, Status::Pending, "counting writes nothing");
 }
+
+/// Regression: a click's decision commits before its callback marks the message closed; a
+/// hub pass in between took the message for one still showing buttons and replaced it a
+/// second time (an extra platform call and `update` row). A request a click on a channel
+/// decided is never that channel's to update; one decided elsewhere, or expired, is.
+#[tokio::test]
+async fn a_message_whose_request_a_click_on_it_decided_was_taken_for_one_to_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir).await;
+    let mut ids = Vec::new();
+    for (call, channel) in [
+        ("by-click", "feishu"),
+        ("elsewhere", "api"),
+        ("on-slack", "slack"),
+    ] {
+        let id = store.file(&asking(call, 600)).await.unwrap().request.id;
+        for kind in ["feishu", "slack"] {
+            store.enqueue_message(&id, kind).await.unwrap();
+            store
+                .message_sent(&id, kind, &format!("m-{call}-{kind}"))
+                .await
+                .unwrap();
+        }
+        let decision = Decision {
+            channel: channel.into(),
+            ..approve("ops-lead")
+        };
+        store.decide(&id, &decision).await.unwrap();
+        ids.push(id);
+    }
+    let to_update = |kind: &'static str| {
+        let store = store.clone();
+        async move {
+            let mut ids: Vec<String> = store
+                .unclosed_messages(kind, 64)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(message, _)| message.request_id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(
+        to_update("feishu").await,
+        sorted(vec![ids[1].clone(), ids[2].clone()])
+    );
+    assert_eq!(
+        to_update("slack").await,
+        sorted(vec![ids[0].clone(), ids[1].clone()])
+    );
+}

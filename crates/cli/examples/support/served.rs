@@ -35,6 +35,16 @@ impl Served {
     /// Starts the binary with `agents` (file name, contents) in its agents directory, and
     /// returns once it listens.
     pub fn start(agents: &[(&str, String)]) -> Result<Self> {
+        Self::start_with(agents, "", &[])
+    }
+
+    /// [`Served::start`] with `extra` top-level keys in its configuration (`approval: …`)
+    /// and `env` in its environment.
+    pub fn start_with(
+        agents: &[(&str, String)],
+        extra: &str,
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
         let dir = tempfile::tempdir()?;
         let agents_dir = dir.path().join("agents");
         std::fs::create_dir(&agents_dir)?;
@@ -46,13 +56,14 @@ impl Served {
             format!(
                 "listen: 127.0.0.1:0\ndatabase: sqlite://approvals.db\nagents_dir: agents\n\
                  tokens:\n  - {{name: ops-lead, token: {OPS}, roles: [approver]}}\n  \
-                 - {{name: ci, token: {CI}, roles: [runner]}}\n"
+                 - {{name: ci, token: {CI}, roles: [runner]}}\n{extra}"
             ),
         )?;
         let errors = dir.path().join("serve.err");
         let child = Command::new(binary()?)
             .args(["serve", "--config", "server.yaml"])
             .current_dir(dir.path())
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&errors)?)

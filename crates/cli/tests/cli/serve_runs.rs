@@ -35,6 +35,11 @@ impl Served {
 
     /// [`Served::start`] with more top-level keys in `server.yaml`.
     pub(crate) fn start_with(extra: &str) -> Self {
+        Self::start_with_env(extra, &[])
+    }
+
+    /// [`Served::start_with`], the server's environment holding `env` too.
+    pub(crate) fn start_with_env(extra: &str, env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let agents = dir.path().join("agents");
         std::fs::create_dir(&agents).unwrap();
@@ -63,7 +68,7 @@ impl Served {
             ),
         )
         .unwrap();
-        Self::serve(dir, &[])
+        Self::serve(dir, env)
     }
 
     /// `tollgate serve --config server.yaml` in `dir` with `env`, once it listens.

@@ -8,12 +8,13 @@
 //!     - slack: {bot_token: "${SLACK_BOT_TOKEN}", …, tools: ["sql_*"]}
 //! ```
 //!
-//! Each entry is a mapping with one key, the channel's kind. Its secrets must come from the
-//! environment (`${NAME}`), never be written in the file. An entry that cannot be used (an
-//! unset variable, a secret written in the file) does not stop the server: the channel is
-//! not built, the error names the entry and the variable, and requests routed to it are
-//! audited as not sent (denied with `approval.fail_closed`). An entry that is not a
-//! mapping of one known kind is an error of the whole file.
+//! Each entry is a mapping with one key, the channel's kind, and each kind appears at most
+//! once. Its secrets must come from the environment (`${NAME}`), never be written in the
+//! file. An entry that cannot be used (an unset variable, a secret written in the file) does
+//! not stop the server: the channel is not built, the error names the entry and the
+//! variable, and requests routed to it are audited as not sent (denied with
+//! `approval.fail_closed`). An entry that is not a mapping of one known kind, or a second
+//! entry of a kind, is an error of the whole file.
 
 use serde_json::Value;
 use tollgate_approval::channel::Route;
@@ -57,11 +58,22 @@ pub fn parse(
                 .into(),
         );
     };
-    entries
+    let parsed: Vec<ChannelConfig> = entries
         .into_iter()
         .enumerate()
         .map(|(i, entry)| one(i, entry, env))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // A request has one message per kind, and each kind one callback route checked with one
+    // entry's secrets: a second entry of a kind would never send nor receive a click.
+    for (i, entry) in parsed.iter().enumerate() {
+        if let Some(first) = parsed[..i].iter().find(|e| e.kind == entry.kind) {
+            return Err(format!(
+                "`{}`: a second {} entry (the first is `{}`); one entry per kind",
+                entry.at, entry.kind, first.at
+            ));
+        }
+    }
+    Ok(parsed)
 }
 
 fn one(
@@ -201,6 +213,24 @@ mod tests {
             assert!(reason.contains("bot_token"), "{reason}");
             assert!(!reason.contains("xoxb-literal"), "{reason}");
         }
+    }
+
+    /// Regression: a second entry of one kind was accepted, but it shared the first's
+    /// message row and callback route, so it never sent a message nor took a click.
+    #[test]
+    fn a_second_entry_of_one_kind_was_accepted_and_never_worked() {
+        let slack =
+            json!({"slack": {"bot_token": "${SET}", "signing_secret": "${SET}", "channel": "C1"}});
+        let feishu = json!({"feishu": {"app_secret": "${SET}"}});
+        let Err(reason) = parse(json!([slack, feishu, slack]), &env) else {
+            panic!("two slack entries accepted");
+        };
+        assert_eq!(
+            reason,
+            "`approval.channels[2].slack`: a second slack entry (the first is \
+             `approval.channels[0].slack`); one entry per kind"
+        );
+        assert!(parse(json!([slack, feishu]), &env).is_ok());
     }
 
     #[test]

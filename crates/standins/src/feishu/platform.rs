@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use super::{INVALID_TOKEN, MISSING_TOKEN};
 use crate::recorder::RecordedRequest;
 use crate::script::Script;
-use crate::server::{StandIn, Wire};
+use crate::server::{Hold, StandIn, Wire};
 
 const TOKEN_PATH: &str = "/open-apis/auth/v3/tenant_access_token/internal";
 const MESSAGES_PATH: &str = "/open-apis/im/v1/messages";
@@ -172,6 +173,13 @@ impl OpenPlatform {
         self.lock().faults.push_back(fault);
     }
 
+    /// The next message create is done (the message exists, its `uuid` is taken) but its
+    /// answer is held back for `duration`: the send is in flight, as when the sender dies
+    /// before the platform's answer reaches it.
+    pub fn hold_next_create(&self, duration: Duration) {
+        self.lock().hold_create = Some(duration);
+    }
+
     /// Every message created, oldest first.
     pub fn messages(&self) -> Vec<Message> {
         self.lock().messages.values().cloned().collect()
@@ -211,6 +219,7 @@ struct State {
     messages: BTreeMap<String, Message>,
     by_uuid: BTreeMap<String, String>,
     creates: BTreeMap<String, usize>,
+    hold_create: Option<Duration>,
 }
 
 struct Platform {
@@ -223,9 +232,17 @@ impl Wire for Platform {
         let message_id = request.path.strip_prefix("/open-apis/im/v1/messages/");
         match (request.method.as_str(), request.path.as_str(), message_id) {
             ("POST", TOKEN_PATH, _) => issue_token(&mut state, request),
-            ("POST", MESSAGES_PATH, _) => guarded(&mut state, request, |state, body| {
-                create(state, request, body)
-            }),
+            ("POST", MESSAGES_PATH, _) => {
+                let mut response = guarded(&mut state, request, |state, body| {
+                    create(state, request, body)
+                });
+                if response.status().is_success()
+                    && let Some(duration) = state.hold_create.take()
+                {
+                    response.extensions_mut().insert(Hold(duration));
+                }
+                response
+            }
             ("PATCH", _, Some(id)) if !id.is_empty() && !id.contains('/') => {
                 guarded(&mut state, request, |state, body| update(state, id, body))
             }
