@@ -43,6 +43,7 @@ mod body;
 mod channels;
 mod config;
 mod error;
+mod listen;
 pub mod metrics;
 mod openapi;
 pub mod runs;
@@ -69,6 +70,7 @@ pub use auth::{Approver, Caller, MIN_TOKEN_LEN, Role, Token, Tokens};
 pub use body::MAX_BODY_BYTES;
 pub use config::{DEFAULT_APPROVAL_TIMEOUT, DEFAULT_LISTEN, ServerConfig};
 pub use error::{ApiError, ConfigError, Result};
+pub use listen::HEADER_READ_TIMEOUT;
 pub use openapi::openapi;
 pub use web::{SESSION_TTL, Sessions, WEB_CHANNEL};
 
@@ -189,9 +191,7 @@ pub async fn serve(
         let _ = stop_hub.send(());
         runs.stop_streams();
     };
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    listen::serve_connections(listener, router(state), shutdown).await
 }
 
 /// Aborts its task when dropped.

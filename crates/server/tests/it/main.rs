@@ -15,6 +15,7 @@ mod fanout;
 mod filing;
 mod metrics;
 mod openapi;
+mod slow_clients;
 mod web;
 
 use std::collections::HashMap;
