@@ -47,8 +47,9 @@ enum Command {
     /// Lists and decides confirmation requests (asks waiting for a human) in the approval
     /// database.
     Approvals(approvals::Approvals),
-    /// Serve the approvals API over HTTP: list, show, approve and reject confirmation
-    /// requests with bearer tokens (docs/server.md).
+    /// Serve agent runs and approvals over HTTP (docs/server.md): start runs and stream
+    /// their events, decide confirmation requests through the API, the /approvals web page
+    /// or Feishu/Slack buttons (docs/channels.md); runs survive a restart.
     ///
     /// Prints `listening on http://ADDR` on stderr once bound. SIGTERM or SIGINT stops it
     /// gracefully (exit 0); exits 1 when the configuration, the database or the address
