@@ -51,7 +51,9 @@ fn entry(config: &ChannelConfig) -> Entry {
 fn built(config: &ChannelConfig) -> Result<Arc<dyn Channel>, String> {
     let settings = config.settings.clone()?;
     match config.kind {
-        "feishu" => Ok(Arc::new(Feishu::new(settings_of::<FeishuConfig>(settings)?)?)),
+        "feishu" => Ok(Arc::new(Feishu::new(settings_of::<FeishuConfig>(
+            settings,
+        )?)?)),
         "slack" => Ok(Arc::new(Slack::new(settings_of::<SlackConfig>(settings)?)?)),
         other => Err(format!("unknown channel kind `{other}`")),
     }
@@ -63,9 +65,10 @@ fn settings_of<T: DeserializeOwned>(settings: Value) -> Result<T, String> {
         let inner = e.inner().to_string();
         let what = match inner.split_once(", expected") {
             Some((head, _)) if head.starts_with("unknown field") => inner.clone(),
-            _ => inner
-                .split_once("expected ")
-                .map_or_else(|| "a bad value".to_owned(), |(_, e)| format!("expected {e}")),
+            _ => inner.split_once("expected ").map_or_else(
+                || "a bad value".to_owned(),
+                |(_, e)| format!("expected {e}"),
+            ),
         };
         let path = e.path().to_string();
         if path == "." {
