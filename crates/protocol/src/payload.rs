@@ -308,8 +308,10 @@ pub struct PermissionRequest {
 pub struct Notification {
     /// What kind of attention: `permission_prompt` (a call waits for approval).
     pub notification_type: String,
-    /// The text to show (`Claude needs your permission to use Bash`, in Claude Code's words).
+    /// The text to show.
     pub message: String,
+    /// The tool of the call that waits, when one does (`user_turn` for a prompt).
+    pub tool_name: Option<String>,
     /// The confirmation request waiting, when there is one.
     pub request_id: Option<String>,
 }

@@ -311,7 +311,10 @@ fn json_outcome(
         });
     }
     let mut updated_input = specific.updated_input;
-    if let Some(answer) = specific.decision.filter(|_| event_name == "PermissionRequest") {
+    if let Some(answer) = specific
+        .decision
+        .filter(|_| event_name == "PermissionRequest")
+    {
         ignored.extend(
             answer
                 .unknown

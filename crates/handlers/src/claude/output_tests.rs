@@ -307,12 +307,7 @@ fn permission_request_answers_grant_deny_or_leave_the_ask_to_the_human() {
     let deny = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on main","interrupt":true}}}"#;
     let outcome = answer("PermissionRequest", &call, 0, deny, "").unwrap();
     assert_eq!(outcome.decision, Decision::deny("not on main"));
-    assert!(
-        outcome
-            .side_effects()
-            .iter()
-            .any(|e| e.kind == END_SESSION)
-    );
+    assert!(outcome.side_effects().iter().any(|e| e.kind == END_SESSION));
     assert!(!granted(&outcome));
 
     // No answer, plain text, or an answer for another event: the human is asked.

@@ -200,7 +200,15 @@ fn event_fields(
             out.insert("permission_suggestions".into(), json!([]));
         }
         EventData::Notification(notice) => {
-            out.insert("message".into(), json!(notice.message));
+            // A permission prompt in Claude Code's words, with its name of the tool.
+            let message = match &notice.tool_name {
+                Some(tool) if notice.notification_type == "permission_prompt" => {
+                    let (name, _) = to_claude(tool, &Value::Null, root);
+                    format!("Claude needs your permission to use {name}")
+                }
+                _ => notice.message.clone(),
+            };
+            out.insert("message".into(), json!(message));
             out.insert("notification_type".into(), json!(notice.notification_type));
         }
         EventData::Custom(_, fields) => {
@@ -314,6 +322,7 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
         Event::Notification => EventData::Notification(Notification {
             notification_type: text("notification_type").unwrap_or_default(),
             message: required("message")?,
+            tool_name: None,
             request_id: None,
         }),
         other => {

@@ -515,7 +515,8 @@ fn the_ask_events_carry_claude_codes_fields_both_ways() {
         PayloadCommon::default(),
         Notification {
             notification_type: "permission_prompt".into(),
-            message: "Claude needs your permission to use Write".into(),
+            message: "agent `a` needs approval to call `write_file`".into(),
+            tool_name: Some("write_file".into()),
             request_id: Some("r1".into()),
         },
     );

@@ -29,6 +29,9 @@ pub struct NotificationWire {
     pub notification_type: String,
     /// The text to show.
     pub message: String,
+    /// The tool of the call that waits, when one does (`user_turn` for a prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
     /// The confirmation request waiting, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
@@ -63,6 +66,7 @@ impl From<&Notification> for NotificationWire {
         Self {
             notification_type: notice.notification_type.clone(),
             message: notice.message.clone(),
+            tool_name: notice.tool_name.clone(),
             request_id: notice.request_id.clone(),
         }
     }
@@ -73,6 +77,7 @@ impl From<NotificationWire> for Notification {
         Self {
             notification_type: wire.notification_type,
             message: wire.message,
+            tool_name: wire.tool_name,
             request_id: wire.request_id,
         }
     }
