@@ -8,13 +8,14 @@
 //! arguments goes through the approver-edit path (gate review, `approval_correction`,
 //! `pre_tool_use` again); anything else leaves the ask to the human. It does not run when asks
 //! are denied at once (`permission_mode` `dontAsk`, as Claude Code shows no dialog then), nor
-//! for a prompt's ask (Claude Code asks permission for tool calls only).
+//! for a prompt's ask (Claude Code asks permission for tool calls only). A run without hooks
+//! for them dispatches neither (its trace has no `dispatch` line for them).
 
 use std::sync::Mutex;
 
 use tokio::sync::oneshot;
 use tollgate_handlers::claude::PERMISSION_GRANTED;
-use tollgate_protocol::{Decision, Notification, PermissionRequest, ToolCall};
+use tollgate_protocol::{Decision, Event, Notification, PermissionRequest, ToolCall};
 
 use super::{About, Session, decided_by};
 use crate::gate::{Approval, ApprovalRequest, Waiting};
@@ -26,7 +27,10 @@ impl Session<'_> {
     /// Runs `permission_request` for `request`: `Some` when a hook decided (approved, with
     /// the hook as the approver, or denied), `None` when the human is to be asked.
     pub(super) async fn permission_hooks(&self, request: &ApprovalRequest) -> Option<Approval> {
-        if request.tool_name == "user_turn" || self.services.permission_mode == "dontAsk" {
+        if request.tool_name == "user_turn"
+            || self.services.permission_mode == "dontAsk"
+            || !self.has_hooks(&Event::PermissionRequest)
+        {
             return None;
         }
         let call = ToolCall {
@@ -68,6 +72,9 @@ impl Session<'_> {
         request: &ApprovalRequest,
         on_waiting: &(dyn Fn(&Waiting) + Send + Sync),
     ) -> Approval {
+        if !self.has_hooks(&Event::Notification) {
+            return self.services.approver.ask(request, on_waiting).await;
+        }
         let (filed, waits) = oneshot::channel::<Option<String>>();
         let filed = Mutex::new(Some(filed));
         let send = |id: Option<String>| {
@@ -95,6 +102,12 @@ impl Session<'_> {
         };
         let (answer, ()) = tokio::join!(asked, notify);
         answer
+    }
+
+    /// Whether hooks are registered for `event` (a run without any records no dispatch of
+    /// these two events).
+    fn has_hooks(&self, event: &Event) -> bool {
+        !self.dispatcher.registry().hook_names(event).is_empty()
     }
 
     async fn notify(&self, request: &ApprovalRequest, request_id: String) {
