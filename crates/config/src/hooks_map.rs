@@ -8,7 +8,7 @@ use tollgate_protocol::{ALIASES, BUILTIN_EVENTS, Event, HookSource};
 use crate::entry::{self, EntryCtx};
 use crate::spec::HookSpec;
 use crate::warning::Warning;
-use crate::{claude, fields, suggest};
+use crate::{claude, claude_events, fields, suggest};
 
 /// Where a `hooks:` mapping comes from.
 pub(crate) struct Origin<'a> {
@@ -78,23 +78,17 @@ fn parse_event(
     entries: &Value,
 ) -> Result<Vec<Result<HookSpec, Warning>>, Warning> {
     let path = format!("hooks.{key}");
-    let event = Event::from_str(key).map_err(|_| {
-        Warning::new(
-            origin.file,
-            &path,
-            match suggest::closest(key, &event_names(key)) {
-                Some(meant) => format!(
-                    "unknown event `{key}` (did you mean `{meant}`? see `tollgate events`); its \
-                     hooks are skipped"
-                ),
-                None => format!(
-                    "unknown event `{key}` (expected an event name such as `PreToolUse` or \
-                     `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are \
-                     skipped"
-                ),
-            },
-        )
-    })?;
+    let mut never = None;
+    let event = match Event::from_str(key) {
+        Ok(event) => event,
+        Err(_) => match claude_only(key, entries) {
+            Some((event, note)) => {
+                never = Some(Warning::new(origin.file, &path, note));
+                event
+            }
+            None => return Err(unknown_event(origin, &path, key)),
+        },
+    };
     let Value::Array(entries) = entries else {
         return Err(Warning::new(
             origin.file,
@@ -126,5 +120,50 @@ fn parse_event(
         }
     }
     results.extend(ctx.notes.take().into_iter().map(Err));
+    results.extend(never.map(Err));
     Ok(results)
+}
+
+/// An event tollgate does not have, whose entries are all in Claude Code's shape: one of
+/// Claude Code's events without a counterpart, or a name newer than this table. Its hooks load
+/// as the custom event of that name (which tollgate's runtime never fires), with a note that
+/// says so; `None` for any other unknown event.
+fn claude_only(key: &str, entries: &Value) -> Option<(Event, String)> {
+    let groups = entries.as_array()?;
+    if groups.is_empty() || !groups.iter().all(claude::is_claude_group) {
+        return None;
+    }
+    let event = Event::custom(key).ok()?;
+    let why = match claude_events::never_fires(key) {
+        Some(why) => why.to_owned(),
+        None => match suggest::closest(key, &event_names(key)) {
+            Some(meant) => format!("not an event tollgate knows (did you mean `{meant}`?)"),
+            None => "not an event tollgate knows".to_owned(),
+        },
+    };
+    Some((
+        event.clone(),
+        format!(
+            "never fires in tollgate: {why} (its hooks load as `{event}`, which a host may \
+             dispatch)"
+        ),
+    ))
+}
+
+fn unknown_event(origin: &Origin<'_>, path: &str, key: &str) -> Warning {
+    Warning::new(
+        origin.file,
+        path,
+        match suggest::closest(key, &event_names(key)) {
+            Some(meant) => format!(
+                "unknown event `{key}` (did you mean `{meant}`? see `tollgate events`); its \
+                 hooks are skipped"
+            ),
+            None => format!(
+                "unknown event `{key}` (expected an event name such as `PreToolUse` or \
+                 `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are \
+                 skipped"
+            ),
+        },
+    )
 }

@@ -40,6 +40,7 @@ mod agent;
 pub mod approval;
 mod build;
 mod claude;
+mod claude_events;
 mod entry;
 pub mod error;
 mod fields;

@@ -175,6 +175,7 @@ fn is_tool_event(event: &Event) -> bool {
             | Event::PostToolUseFailure
             | Event::PostToolUseCancelled
             | Event::ApprovalCorrection
+            | Event::PermissionRequest
     )
 }
 

@@ -52,7 +52,7 @@ impl Default for HookTimeout {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DispatchMode {
     /// Sequential waterfall; the first deny stops the chain (`pre_tool_use`, `user_turn`,
-    /// `subagent_start`, custom events declared blocking).
+    /// `subagent_start`, `permission_request`, custom events declared blocking).
     Blocking,
     /// Sequential; `modified_result` chains (`post_tool_use`).
     Result,
@@ -64,7 +64,9 @@ pub enum DispatchMode {
 /// blocking with [`RegistryBuilder::declare_blocking`].
 pub fn builtin_mode(event: &Event) -> DispatchMode {
     match event {
-        Event::PreToolUse | Event::UserTurn | Event::SubagentStart => DispatchMode::Blocking,
+        Event::PreToolUse | Event::UserTurn | Event::SubagentStart | Event::PermissionRequest => {
+            DispatchMode::Blocking
+        }
         Event::PostToolUse => DispatchMode::Result,
         _ => DispatchMode::Notification,
     }

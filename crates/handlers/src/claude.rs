@@ -33,7 +33,7 @@ use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claud
 use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
-pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, SYSTEM_MESSAGE};
+pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, PERMISSION_GRANTED, SYSTEM_MESSAGE};
 pub use rule::Rule;
 
 /// The side effect a `SessionStart` hook's `CLAUDE_ENV_FILE` becomes: `{"set": {NAME: VALUE},
@@ -172,6 +172,7 @@ impl ClaudeCode {
         let target = match &payload.data {
             EventData::SessionStart => Some("startup"),
             EventData::SessionEnd(_) if self.event_name == "SessionEnd" => Some("other"),
+            EventData::Notification(notice) => Some(notice.notification_type.as_str()),
             _ => payload.match_target(),
         };
         target.is_none_or(|t| self.matcher.is_match(t))

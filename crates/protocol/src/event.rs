@@ -21,6 +21,8 @@ use crate::error::ProtocolError;
 /// | `SessionEnd`, `Stop` | `session_end` |
 /// | `UserPromptSubmit` | `user_turn` |
 /// | `SubagentStart`, `SubagentStop` | `subagent_start`, `subagent_stop` |
+/// | `PermissionRequest` | `permission_request` |
+/// | `Notification` | `notification` |
 ///
 /// Any other key is a custom event, written `custom:<name>` on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,6 +50,10 @@ pub enum Event {
     SubagentCancel,
     /// A human corrected the arguments of a call while approving it.
     ApprovalCorrection,
+    /// A call is about to be asked of a human; a hook may decide on the human's behalf.
+    PermissionRequest,
+    /// The run needs the person running it (a call waits for approval).
+    Notification,
     /// An event defined by the host application.
     Custom(CustomEvent),
 }
@@ -94,7 +100,7 @@ impl CustomEvent {
 pub const CUSTOM_PREFIX: &str = "custom:";
 
 /// Every built-in event, in lifecycle order.
-pub const BUILTIN_EVENTS: [Event; 11] = [
+pub const BUILTIN_EVENTS: [Event; 13] = [
     Event::SessionStart,
     Event::UserTurn,
     Event::PreToolUse,
@@ -104,12 +110,14 @@ pub const BUILTIN_EVENTS: [Event; 11] = [
     Event::SubagentStart,
     Event::SubagentStop,
     Event::SubagentCancel,
+    Event::PermissionRequest,
+    Event::Notification,
     Event::ApprovalCorrection,
     Event::SessionEnd,
 ];
 
 /// Accepted alias spellings and the event each one names.
-pub const ALIASES: [(&str, Event); 11] = [
+pub const ALIASES: [(&str, Event); 13] = [
     ("PreToolUse", Event::PreToolUse),
     ("BeforeToolUse", Event::PreToolUse),
     ("PostToolUse", Event::PostToolUse),
@@ -121,6 +129,8 @@ pub const ALIASES: [(&str, Event); 11] = [
     ("UserPromptSubmit", Event::UserTurn),
     ("SubagentStart", Event::SubagentStart),
     ("SubagentStop", Event::SubagentStop),
+    ("PermissionRequest", Event::PermissionRequest),
+    ("Notification", Event::Notification),
 ];
 
 impl Event {
@@ -140,6 +150,8 @@ impl Event {
             Self::SubagentStop => "subagent_stop",
             Self::SubagentCancel => "subagent_cancel",
             Self::ApprovalCorrection => "approval_correction",
+            Self::PermissionRequest => "permission_request",
+            Self::Notification => "notification",
             Self::Custom(custom) => custom.name(),
         }
     }
@@ -161,6 +173,7 @@ impl Event {
                 | Self::PostToolUseFailure
                 | Self::PostToolUseCancelled
                 | Self::ApprovalCorrection
+                | Self::PermissionRequest
         )
     }
 

@@ -40,7 +40,7 @@ pub use outcome::{
     SideEffect,
 };
 pub use payload::{
-    ApprovalCorrection, EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus,
-    SubagentCancel, SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall,
-    ToolCancelled, ToolFailure, ToolResult, UserTurn,
+    ApprovalCorrection, EventData, Notification, Payload, PayloadCommon, PermissionRequest,
+    SessionEnd, SessionEndStatus, SubagentCancel, SubagentEnding, SubagentStart, SubagentStatus,
+    SubagentStop, ToolCall, ToolCancelled, ToolFailure, ToolResult, UserTurn,
 };

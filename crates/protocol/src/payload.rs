@@ -56,6 +56,7 @@ impl Payload {
             EventData::PostToolUseFailure(failed) => Some(&failed.call),
             EventData::PostToolUseCancelled(cancelled) => Some(&cancelled.call),
             EventData::ApprovalCorrection(correction) => Some(&correction.call),
+            EventData::PermissionRequest(request) => Some(&request.call),
             _ => None,
         }
     }
@@ -98,6 +99,10 @@ pub enum EventData {
     SubagentCancel(SubagentCancel),
     /// `approval_correction`.
     ApprovalCorrection(ApprovalCorrection),
+    /// `permission_request`.
+    PermissionRequest(PermissionRequest),
+    /// `notification`.
+    Notification(Notification),
     /// A custom event with host-defined data.
     Custom(CustomEvent, Map<String, Value>),
 }
@@ -117,6 +122,8 @@ impl EventData {
             Self::SubagentStop(_) => Event::SubagentStop,
             Self::SubagentCancel(_) => Event::SubagentCancel,
             Self::ApprovalCorrection(_) => Event::ApprovalCorrection,
+            Self::PermissionRequest(_) => Event::PermissionRequest,
+            Self::Notification(_) => Event::Notification,
             Self::Custom(name, _) => Event::Custom(name.clone()),
         }
     }
@@ -286,6 +293,29 @@ pub struct ApprovalCorrection {
     pub corrected_by: String,
 }
 
+/// Fields of `permission_request`: a call the hooks and the permission gate ask a human
+/// about, before the request is filed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionRequest {
+    /// The call, with the arguments it would run with.
+    pub call: ToolCall,
+    /// Why a human would be asked.
+    pub reason: String,
+}
+
+/// Fields of `notification`: the run needs the person running it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// What kind of attention: `permission_prompt` (a call waits for approval).
+    pub notification_type: String,
+    /// The text to show.
+    pub message: String,
+    /// The tool of the call that waits, when one does (`user_turn` for a prompt).
+    pub tool_name: Option<String>,
+    /// The confirmation request waiting, when there is one.
+    pub request_id: Option<String>,
+}
+
 macro_rules! into_event_data {
     ($($ty:ty => $variant:ident),* $(,)?) => {
         $(impl From<$ty> for EventData {
@@ -307,4 +337,6 @@ into_event_data!(
     SubagentStop => SubagentStop,
     SubagentCancel => SubagentCancel,
     ApprovalCorrection => ApprovalCorrection,
+    PermissionRequest => PermissionRequest,
+    Notification => Notification,
 );

@@ -71,6 +71,8 @@ fn fields_schema(event: &str) -> Value {
         "subagent_stop" => object_schema::<SubagentStopWire>(),
         "subagent_cancel" => object_schema::<SubagentCancelWire>(),
         "approval_correction" => object_schema::<ApprovalCorrectionWire>(),
+        "permission_request" => object_schema::<crate::wire::PermissionRequestWire>(),
+        "notification" => object_schema::<crate::wire::NotificationWire>(),
         _ => object_schema::<NoFields>(),
     }
 }

@@ -12,8 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{ProtocolError, Result};
 
+mod ask;
 mod outcome;
 mod payload;
+
+pub use ask::{NotificationWire, PermissionRequestWire};
 
 pub use outcome::{
     DEFAULT_ASK_REASON, DEFAULT_DENY_REASON, DecisionWire, HookRunWire, HookSpecificOutputWire,

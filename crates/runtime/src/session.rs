@@ -65,6 +65,7 @@ use crate::trace::{Origin, Step, Trace, TraceSink};
 mod admit;
 mod claude;
 mod delegate;
+mod permission;
 mod protect;
 mod resume;
 

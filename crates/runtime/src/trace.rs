@@ -15,7 +15,7 @@
 //! | `hook_run` | the hook's record (`tollgate schema hook-run`) plus `tool_call_id` / `task_id`; a fire-and-forget hook's record says `detached`, and a second line with `"detached": true` gives its final status once it ended (possibly after `session_end`) |
 //! | `dispatch` | one per emitted event: `event`, `decision`, `reason`, `decided_by`, `bypassed`, `hooks` (how many ran), `modified_args`, `modified_result`, `additional_context`, `side_effects`, `tool_call_id` / `task_id` |
 //! | `approval_waiting` | `tool_call_id`, `tool_name`, `arguments`, `reason`, `asked_by`, `request_id`, `expires_at_ms`, `approvers`, `attached`, `status` |
-//! | `approval` | `tool_call_id`, `tool_name`, `reason`, `asked_by`, `approved`, `status` (`approved`, `rejected`, `expired`, `cancelled`, `already_run`, `error`), `by`, `note`, `request_id`, `channel`, `edited_arguments` |
+//! | `approval` | `tool_call_id`, `tool_name`, `reason`, `asked_by`, `approved`, `status` (`approved`, `rejected`, `expired`, `cancelled`, `already_run`, `error`; `approved_by_hook` / `denied_by_hook` when a `permission_request` hook decided, `by` naming it), `by`, `note`, `request_id`, `channel`, `edited_arguments` |
 //! | `approval_correction` | `tool_call_id`, `request_id`, `original`, `corrected`, `by` |
 //! | `approval_refused` | `tool_call_id`, `request_id`, `reason` |
 //! | `tool_started` | `tool_call_id`, `tool_name`, `arguments` (the final, re-reviewed ones) |

@@ -9,6 +9,8 @@
 //! | deny | `permissionDecision: "deny"` and the reason | exit 2, the reason on stderr |
 //! | deny on `UserPromptSubmit`, `PostToolUse` | `{"decision": "block", "reason": …}` | the same |
 //! | context | `hookSpecificOutput.additionalContext` | the same |
+//! | `PermissionRequest`: deny, or a hook's grant | `hookSpecificOutput.decision` `{behavior: "deny", message}` / `{behavior: "allow", updatedInput?}`; else nothing (Claude Code shows its dialog) | – |
+//! | `Notification` | nothing (it decides nothing) | – |
 //!
 //! Codex marks a JSON `allow` without `updatedInput`, and any `ask`, as a failed hook and runs
 //! the call anyway (`docs/interop-tests.md`): those answers are never printed for it.
@@ -132,8 +134,26 @@ pub fn render(protocol: Protocol, event: HostEvent, verdict: &Verdict) -> Answer
         },
         HostEvent::UserPromptSubmit | HostEvent::PostToolUse => block_or_context(event, verdict),
         HostEvent::PostToolUseFailure | HostEvent::SessionStart => context_only(event, verdict),
-        HostEvent::SessionEnd | HostEvent::Stop => Answer::silent(),
+        HostEvent::SessionEnd | HostEvent::Stop | HostEvent::Notification => Answer::silent(),
+        HostEvent::PermissionRequest => claude_permission_request(verdict),
     }
+}
+
+/// `PermissionRequest`: a deny or a hook's grant decides for the user; anything else leaves
+/// the dialog to Claude Code.
+fn claude_permission_request(verdict: &Verdict) -> Answer {
+    let decision = match &verdict.ruling {
+        Ruling::Deny(reason) => json!({"behavior": "deny", "message": reason}),
+        Ruling::Approved(_) => match &verdict.updated_input {
+            Some(input) => json!({"behavior": "allow", "updatedInput": input}),
+            None => json!({"behavior": "allow"}),
+        },
+        Ruling::Allow | Ruling::Ask(_) => return Answer::silent(),
+    };
+    Answer::json(&json!({"hookSpecificOutput": {
+        "hookEventName": HostEvent::PermissionRequest.name(),
+        "decision": decision,
+    }}))
 }
 
 fn specific(event: HostEvent, verdict: &Verdict) -> Map<String, Value> {
@@ -376,6 +396,39 @@ mod tests {
             &with(Ruling::Deny("x".into()), None, &["a"]),
         );
         assert_eq!(stop, Answer::silent());
+    }
+
+    #[test]
+    fn a_permission_request_is_answered_only_when_decided() {
+        let answer = |ruling, updated| {
+            render(
+                Protocol::ClaudeCode,
+                HostEvent::PermissionRequest,
+                &with(ruling, updated, &[]),
+            )
+        };
+        assert_eq!(
+            stdout(&answer(Ruling::Deny("tollgate: no".into()), None)),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "deny", "message": "tollgate: no"}}})
+        );
+        assert_eq!(
+            stdout(&answer(
+                Ruling::Approved("by hook".into()),
+                Some(json!({"command": "ls"}))
+            )),
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}}}})
+        );
+        for undecided in [Ruling::Allow, Ruling::Ask("a".into())] {
+            assert_eq!(answer(undecided, None), Answer::silent());
+        }
+        let notice = render(
+            Protocol::ClaudeCode,
+            HostEvent::Notification,
+            &with(Ruling::Allow, None, &["x"]),
+        );
+        assert_eq!(notice, Answer::silent());
     }
 
     #[test]

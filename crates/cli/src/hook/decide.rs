@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 use tokio::time::{Instant, timeout_at};
 use tollgate_core::{DecidedBy, DispatchOutcome};
+use tollgate_handlers::claude::PERMISSION_GRANTED;
 use tollgate_protocol::Decision;
 use tollgate_protocol::wire::HookRunWire;
 use tollgate_server::wire::NewApproval;
@@ -89,6 +90,29 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
         }
     }
     decided.verdict.ruling = match &outcome.decision {
+        Decision::Allow if cx.event == HostEvent::PermissionRequest => {
+            match outcome
+                .side_effects
+                .iter()
+                .find(|e| e.effect.kind == PERMISSION_GRANTED)
+            {
+                // A grant with new arguments would skip the re-review a rewrite gets in
+                // `PreToolUse`: the user decides it in Claude Code's dialog.
+                Some(grant) if decided.verdict.updated_input.is_some() => {
+                    decided.verdict.updated_input = None;
+                    Ruling::Ask(format!(
+                        "tollgate: hook {} granted the call with new arguments, which the bridge \
+                         does not re-review; Claude Code asks its user",
+                        grant.hook
+                    ))
+                }
+                Some(grant) => {
+                    decided.decided_by = Some(grant.hook.to_string());
+                    Ruling::Approved(format!("tollgate: approved by hook {}", grant.hook))
+                }
+                None => Ruling::Allow,
+            }
+        }
         Decision::Deny { .. } => {
             let observation = outcome.observation().unwrap_or_default();
             Ruling::Deny(format!("tollgate: {observation}"))

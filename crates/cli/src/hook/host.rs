@@ -12,6 +12,8 @@
 //! | `UserPromptSubmit` | `user_turn` | `prompt` |
 //! | `SessionStart` | `session_start` | |
 //! | `SessionEnd`, `Stop` | `session_end` | `status: completed` |
+//! | `PermissionRequest` (Claude Code) | `permission_request` | `tool_name`, `tool_input` (mapped), `tool_call_id`, `reason: ""` |
+//! | `Notification` (Claude Code) | `notification` | `notification_type`, `message` |
 //!
 //! Tool names and inputs go through the replay mapping (`Bash` → `bash_code_execute_tool`, …;
 //! Codex names its shell tool `Bash` with `{command}`), so hooks written for a tollgate run
@@ -60,6 +62,10 @@ pub enum HostEvent {
     SessionEnd,
     /// The agent finished its answer.
     Stop,
+    /// Claude Code is about to show a permission dialog: hooks may decide for the user.
+    PermissionRequest,
+    /// Claude Code needs its user (a permission prompt, an idle prompt).
+    Notification,
 }
 
 impl HostEvent {
@@ -94,6 +100,8 @@ impl HostEvent {
             Self::SessionStart => "SessionStart",
             Self::SessionEnd => "SessionEnd",
             Self::Stop => "Stop",
+            Self::PermissionRequest => "PermissionRequest",
+            Self::Notification => "Notification",
         }
     }
 
@@ -106,6 +114,8 @@ impl HostEvent {
             Self::SessionStart,
             Self::SessionEnd,
             Self::Stop,
+            Self::PermissionRequest,
+            Self::Notification,
         ]
         .into_iter()
         .find(|e| e.name() == name)
@@ -120,6 +130,8 @@ impl HostEvent {
             Self::UserPromptSubmit => Event::UserTurn,
             Self::SessionStart => Event::SessionStart,
             Self::SessionEnd | Self::Stop => Event::SessionEnd,
+            Self::PermissionRequest => Event::PermissionRequest,
+            Self::Notification => Event::Notification,
         }
     }
 
@@ -133,7 +145,10 @@ impl HostEvent {
     pub fn has_tool(self) -> bool {
         matches!(
             self,
-            Self::PreToolUse | Self::PostToolUse | Self::PostToolUseFailure
+            Self::PreToolUse
+                | Self::PostToolUse
+                | Self::PostToolUseFailure
+                | Self::PermissionRequest
         )
     }
 }
@@ -169,7 +184,7 @@ pub struct HostTool {
 }
 
 /// Keys of the host's object that become fields of the payload (the rest go to `metadata`).
-const MAPPED_KEYS: [&str; 8] = [
+const MAPPED_KEYS: [&str; 10] = [
     "hook_event_name",
     "session_id",
     "tool_name",
@@ -178,6 +193,8 @@ const MAPPED_KEYS: [&str; 8] = [
     "tool_response",
     "prompt",
     "error",
+    "message",
+    "notification_type",
 ];
 
 /// Reads the host's stdin.
@@ -279,6 +296,15 @@ impl HostCall {
             }
             HostEvent::SessionEnd | HostEvent::Stop => {
                 object.insert("status".into(), json!("completed"));
+            }
+            HostEvent::PermissionRequest => {
+                object.insert("reason".into(), json!(""));
+            }
+            HostEvent::Notification => {
+                for key in ["notification_type", "message"] {
+                    let text = self.raw.get(key).and_then(Value::as_str);
+                    object.insert(key.into(), json!(text.unwrap_or_default()));
+                }
             }
             HostEvent::PreToolUse | HostEvent::SessionStart => {}
         }
@@ -400,15 +426,38 @@ mod tests {
     }
 
     #[test]
-    fn unknown_events_are_read_but_not_bridged() {
+    fn unknown_events_are_read_but_not_bridged_and_the_ask_events_are() {
         let call = read(
             Protocol::ClaudeCode,
-            r#"{"session_id": "s", "hook_event_name": "Notification", "message": "m"}"#,
+            r#"{"session_id": "s", "hook_event_name": "PreCompact", "trigger": "auto"}"#,
         )
         .unwrap();
+        assert_eq!((call.event, call.event_name.as_str()), (None, "PreCompact"));
+        let notice = read(
+            Protocol::ClaudeCode,
+            r#"{"session_id": "s", "hook_event_name": "Notification", "message": "Claude needs your permission to use Bash", "notification_type": "permission_prompt"}"#,
+        )
+        .unwrap();
+        let payload = wire(&notice.payload(HostEvent::Notification).unwrap());
+        assert_eq!(payload["event"], "notification");
+        assert_eq!(payload["notification_type"], "permission_prompt");
+        let asked = read(
+            Protocol::ClaudeCode,
+            r#"{"session_id": "s", "hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "npm test"}, "permission_suggestions": []}"#,
+        )
+        .unwrap();
+        let payload = wire(&asked.payload(HostEvent::PermissionRequest).unwrap());
         assert_eq!(
-            (call.event, call.event_name.as_str()),
-            (None, "Notification")
+            (
+                &payload["event"],
+                &payload["tool_name"],
+                &payload["tool_input"]
+            ),
+            (
+                &json!("permission_request"),
+                &json!("bash_code_execute_tool"),
+                &json!({"command": "npm test"})
+            )
         );
     }
 

@@ -362,11 +362,25 @@ fn stdin_that_is_no_hook_payload_blocks() {
 #[test]
 fn an_event_the_bridge_does_not_map_gets_no_answer_and_is_audited_as_ignored() {
     let setup = Setup::new();
-    let notification = json!({"session_id": "s", "hook_event_name": "Notification",
-        "message": "Claude needs your permission"});
-    let (code, stdout, _) = out(&setup.hook("claude-code", &[], &notification));
+    let compact = json!({"session_id": "s", "hook_event_name": "PreCompact", "trigger": "auto"});
+    let (code, stdout, _) = out(&setup.hook("claude-code", &[], &compact));
     assert_eq!((code, stdout.as_str()), (Some(0), ""));
     assert_eq!(setup.audit()[0]["decision"], "ignored");
+}
+
+#[test]
+fn a_notification_is_dispatched_and_gets_no_answer() {
+    let setup = Setup::new();
+    let notification = json!({"session_id": "s", "hook_event_name": "Notification",
+        "message": "Claude needs your permission to use Bash",
+        "notification_type": "permission_prompt"});
+    let (code, stdout, _) = out(&setup.hook("claude-code", &[], &notification));
+    assert_eq!((code, stdout.as_str()), (Some(0), ""));
+    let audit = setup.audit();
+    assert_eq!(
+        (&audit[0]["event"], &audit[0]["decision"]),
+        (&json!("notification"), &json!("allow"))
+    );
 }
 
 #[test]
@@ -831,5 +845,62 @@ fn an_unreachable_server_denies_the_ask() {
     assert!(
         stderr.contains("cannot reach the approval server"),
         "{stderr}"
+    );
+}
+
+/// Claude Code's `PermissionRequest` for a fetch, as its print mode sends it.
+fn claude_permission_request(url: &str) -> Value {
+    json!({"session_id": "s", "cwd": "/p", "permission_mode": "default",
+        "hook_event_name": "PermissionRequest", "tool_name": "WebFetch",
+        "tool_input": {"url": url, "prompt": "Summarize."},
+        "permission_suggestions": [{"type": "addRules", "behavior": "allow",
+            "destination": "localSettings", "rules": [{"toolName": "WebFetch"}]}]})
+}
+
+#[test]
+fn a_permission_request_hook_answers_claude_codes_dialog_through_the_bridge() {
+    let setup = Setup::new();
+    let guard = r#"u=$(jq -r .tool_input.url)
+case "$u" in
+  *docs*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}';;
+  *tracker*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no tracker"}}}';;
+esac"#;
+    std::fs::write(setup.path("guard.sh"), guard).unwrap();
+    let settings = json!({"hooks": {"PermissionRequest": [{"matcher": "WebFetch", "hooks": [
+        {"type": "command", "command": format!("bash {}", setup.path("guard.sh").display())}]}]}});
+    std::fs::write(setup.path("settings.json"), settings.to_string()).unwrap();
+    let hooks = setup.path("settings.json");
+    let args = ["--hooks", hooks.to_str().unwrap()];
+    let answer = |url: &str| {
+        let (code, stdout, stderr) =
+            out(&setup.hook("claude-code", &args, &claude_permission_request(url)));
+        assert_eq!(code, Some(0), "{stderr}");
+        stdout
+    };
+    let granted: Value = serde_json::from_str(&answer("https://docs.invalid/")).unwrap();
+    assert_eq!(
+        granted["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow"})
+    );
+    let refused: Value = serde_json::from_str(&answer("https://tracker.invalid/")).unwrap();
+    assert_eq!(
+        refused["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+    assert!(
+        refused["hookSpecificOutput"]["decision"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no tracker"))
+    );
+    // No answer from the hooks: Claude Code shows its dialog.
+    assert_eq!(answer("https://other.invalid/"), "");
+    let decisions: Vec<Value> = setup
+        .audit()
+        .iter()
+        .map(|e| e["decision"].clone())
+        .collect();
+    assert_eq!(
+        decisions,
+        [json!("approved"), json!("deny"), json!("allow")]
     );
 }

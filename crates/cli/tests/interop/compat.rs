@@ -304,8 +304,9 @@ fn compat_every_hook_entry_claude_code_runs_loads_in_tollgate() {
             hooks += 1;
         }
     }
-    // 16 in settings.json, 3 in the plugin, one per skill.
-    assert_eq!(hooks, 22, "{report:#}");
+    // 19 in settings.json (PreCompact's, which never fires in tollgate, included), 3 in the
+    // plugin, one per skill.
+    assert_eq!(hooks, 25, "{report:#}");
 }
 
 #[test]
@@ -398,4 +399,52 @@ fn compat_continue_false_ends_the_session_in_both() {
 #[test]
 fn compat_a_blocked_prompt_never_reaches_the_model_in_both() {
     suite("prompt-block");
+}
+
+/// What became of a call Claude Code would have asked its user about.
+#[derive(Debug, PartialEq)]
+enum Dialog {
+    /// A `PermissionRequest` hook granted it.
+    Granted,
+    /// A hook refused it; what the model reads.
+    Refused(String),
+    /// No hook answered: the user is asked (print mode refuses).
+    Asked,
+}
+
+/// `PermissionRequest` hooks answer the permission dialog of calls outside `--allowedTools`
+/// (`WebFetch` here): Claude Code fires them in print mode too. Each payload it wrote is
+/// dispatched in tollgate, whose answer must be the same. `Notification` does not fire in print
+/// mode (no dialog is shown), so its counterpart is tested in tollgate's runs
+/// (`crates/runtime/tests/it/approval.rs`).
+#[test]
+fn compat_permission_hooks_decide_a_permission_dialog_in_both() {
+    let (_scene, places, evidence) = suite("permission");
+    let asked = evidence.of("PermissionRequest");
+    assert_eq!(asked.len(), 3, "{}", evidence.conversation);
+    for payload in asked {
+        let url = &payload["tool_input"]["url"];
+        let call = evidence
+            .of("PreToolUse")
+            .into_iter()
+            .find(|p| p["tool_input"]["url"] == *url)
+            .unwrap();
+        let claude_code = match evidence.seen(call) {
+            compare::Seen::Allow => Dialog::Granted,
+            compare::Seen::Ask(text) if text.contains("haven't granted") => Dialog::Asked,
+            compare::Seen::Ask(text) | compare::Seen::Deny(text) => Dialog::Refused(text),
+            other => panic!("{other:?}"),
+        };
+        let report = dispatch(&places, payload, &[]);
+        let tollgate = match report["decision"].as_str() {
+            Some("deny") => Dialog::Refused(report["reason"].as_str().unwrap().to_owned()),
+            _ if !side_effects(&report, "permission_granted").is_empty() => Dialog::Granted,
+            _ => Dialog::Asked,
+        };
+        assert_eq!(tollgate, claude_code, "{url}: {report:#}");
+    }
+    assert!(
+        !places.project.join("notified.log").exists(),
+        "print mode shows no dialog and sends no Notification"
+    );
 }

@@ -160,3 +160,43 @@ fn an_untrusted_http_hook_cannot_send_the_runtimes_environment() {
     assembler.add_specs(&admin.hooks);
     assert_eq!(assembler.finish().hooks.len(), 1);
 }
+
+#[test]
+fn every_entry_of_a_settings_file_loads_even_under_events_tollgate_never_fires() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    let group = json!([{"matcher": "", "hooks": [{"type": "command", "command": "exit 0"}]}]);
+    let settings = json!({"hooks": {
+        "Notification": [{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "exit 0"}]}],
+        "PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0"}]}],
+        "PreCompact": group,
+        "CwdChanged": group,
+        "SomeFutureEvent": group,
+        // A native entry under an unknown name is still a mistake, and a malformed group is
+        // still skipped.
+        "OnToolUse": [{"script": "x.sh"}],
+        "PostCompact": [{"matcher": "", "hooks": [{"type": "command", "command": "exit 0", "timeout": -1}]}],
+    }});
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    let mut events: Vec<String> = file.hooks.iter().map(|h| h.event.to_string()).collect();
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            "custom:CwdChanged",
+            "custom:PreCompact",
+            "custom:SomeFutureEvent",
+            "notification",
+            "permission_request"
+        ]
+    );
+    insta::assert_snapshot!(lines(&file.warnings), @r"
+    hooks.CwdChanged: never fires in tollgate: a session's workspace never changes (its hooks load as `custom:CwdChanged`, which a host may dispatch)
+    hooks.OnToolUse: unknown event `OnToolUse` (expected an event name such as `PreToolUse` or `pre_tool_use`, or `custom:<name>`; see `tollgate events`); its hooks are skipped
+    hooks.PostCompact[0].hooks[0].timeout: must be an integer number of seconds from 1 to 600, found -1; the hook is skipped
+    hooks.PostCompact: never fires in tollgate: tollgate does not compact a conversation (its hooks load as `custom:PostCompact`, which a host may dispatch)
+    hooks.PreCompact: never fires in tollgate: tollgate does not compact a conversation (its hooks load as `custom:PreCompact`, which a host may dispatch)
+    hooks.SomeFutureEvent: never fires in tollgate: not an event tollgate knows (its hooks load as `custom:SomeFutureEvent`, which a host may dispatch)
+    ");
+}

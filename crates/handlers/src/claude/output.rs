@@ -13,6 +13,12 @@
 //! | `additionalContext` | context | context | – | context | context |
 //! | `systemMessage` | a `system_message` side effect (shown in `tollgate run`) | | | | |
 //!
+//! `PermissionRequest` (a call about to be asked of a human): `hookSpecificOutput.decision`
+//! `{behavior: "allow", updatedInput?}` is an allow with a `permission_granted` side effect
+//! (the runtime approves the call on the human's behalf), `{behavior: "deny", message?,
+//! interrupt?}` a deny (`interrupt: true` also ends the session); exit 2 denies; anything
+//! else leaves the ask to the human.
+//!
 //! "Keep working" is a deny with a `keep_working` side effect: the runtime goes on with the
 //! reason as the next user message (`docs/claude-code.md`). "End the session" is an
 //! `end_session` side effect: the runtime makes no further model turn. Any other exit status is a hook
@@ -41,6 +47,10 @@ pub const KEEP_WORKING: &str = "keep_working";
 pub const END_SESSION: &str = "end_session";
 /// The side effect that carries a hook's `systemMessage` for the person running the agent.
 pub const SYSTEM_MESSAGE: &str = "system_message";
+/// The side effect of a `PermissionRequest` hook that answers `behavior: "allow"`: it approves
+/// the call on the human's behalf (`{}`). Without it, a `permission_request` that nobody
+/// denies goes on to ask the human.
+pub const PERMISSION_GRANTED: &str = "permission_granted";
 
 /// Claude Code's JSON output. Keys it does not define are ignored, as Claude Code ignores them
 /// (it logs "unrecognized keys (ignored)"), and kept in `unknown` for a note.
@@ -74,6 +84,22 @@ struct SpecificWire {
     additional_context: Option<String>,
     #[serde(default, deserialize_with = "present", alias = "updatedMCPToolOutput")]
     updated_tool_output: Option<Value>,
+    /// `PermissionRequest`'s answer.
+    decision: Option<BehaviorWire>,
+    #[serde(flatten)]
+    unknown: serde_json::Map<String, Value>,
+}
+
+/// `hookSpecificOutput.decision` of a `PermissionRequest` hook: `allow` (optionally with
+/// `updatedInput`) or `deny` (with `message`, and `interrupt` to stop).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BehaviorWire {
+    behavior: String,
+    message: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    updated_input: Option<Value>,
+    interrupt: Option<bool>,
     #[serde(flatten)]
     unknown: serde_json::Map<String, Value>,
 }
@@ -188,7 +214,9 @@ fn exit_two(event_name: &str, stderr: &str) -> Outcome {
         }
     };
     match event_name {
-        "PreToolUse" | "UserPromptSubmit" | "SubagentStop" => Outcome::deny(reason()),
+        "PreToolUse" | "UserPromptSubmit" | "SubagentStop" | "PermissionRequest" => {
+            Outcome::deny(reason())
+        }
         "Stop" => keep_working(reason()),
         "PostToolUse" | "PostToolUseFailure" if !stderr.is_empty() => {
             Outcome::allow().with_context(stderr)
@@ -282,6 +310,42 @@ fn json_outcome(
             other => return Err(invalid(format!("unknown `permissionDecision` `{other}`"))),
         });
     }
+    let mut updated_input = specific.updated_input;
+    if let Some(answer) = specific
+        .decision
+        .filter(|_| event_name == "PermissionRequest")
+    {
+        ignored.extend(
+            answer
+                .unknown
+                .keys()
+                .map(|k| format!("hookSpecificOutput.decision.{k}")),
+        );
+        match answer.behavior.as_str() {
+            "allow" => {
+                votes.push(Decision::Allow);
+                extras
+                    .side_effects
+                    .push(SideEffect::new(PERMISSION_GRANTED, json!({})));
+                updated_input = answer.updated_input.or(updated_input);
+            }
+            "deny" => {
+                let why = reason(&answer.message)
+                    .unwrap_or_else(|| "Permission denied by a PermissionRequest hook".into());
+                if answer.interrupt == Some(true) {
+                    extras
+                        .side_effects
+                        .push(SideEffect::new(END_SESSION, json!({"reason": why})));
+                }
+                votes.push(Decision::deny(why));
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown `decision.behavior` `{other}` (expected `allow` or `deny`)"
+                )));
+            }
+        }
+    }
     if stop {
         let why = reason(&wire.stop_reason).unwrap_or_else(|| "Execution stopped by hook".into());
         // The session ends after this event, whatever the other hooks say (a Stop block
@@ -293,7 +357,7 @@ fn json_outcome(
             votes.push(Decision::deny(why));
         }
     }
-    if let Some(input) = specific.updated_input {
+    if let Some(input) = updated_input {
         extras.rewrite = Some(Rewrite::Args(updated_args(payload, root, input)?));
     }
     if let Some(output) = specific.updated_tool_output {

@@ -267,3 +267,63 @@ fn context_comes_from_plain_text_where_claude_code_takes_it() {
             .with_side_effect(SideEffect::new(SYSTEM_MESSAGE, json!("formatted")))
     );
 }
+
+fn permission_request(command: &str) -> Payload {
+    Payload::new(
+        PayloadCommon::default(),
+        tollgate_protocol::PermissionRequest {
+            call: ToolCall {
+                tool_name: "bash_code_execute_tool".into(),
+                tool_call_id: "c1".into(),
+                tool_input: json!({"command": command}),
+            },
+            reason: "asked".into(),
+        },
+    )
+}
+
+#[test]
+fn permission_request_answers_grant_deny_or_leave_the_ask_to_the_human() {
+    let call = permission_request("npm test");
+    let granted = |outcome: &Outcome| {
+        outcome
+            .side_effects()
+            .iter()
+            .any(|e| e.kind == PERMISSION_GRANTED)
+    };
+    let allow = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}"#;
+    let outcome = answer("PermissionRequest", &call, 0, allow, "").unwrap();
+    assert_eq!(outcome.decision, Decision::Allow);
+    assert!(granted(&outcome));
+
+    let rewrite = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"npm test -- --ci"}}}}"#;
+    let outcome = answer("PermissionRequest", &call, 0, rewrite, "").unwrap();
+    assert!(granted(&outcome));
+    assert_eq!(
+        outcome.rewrite(),
+        Some(&Rewrite::Args(json!({"command": "npm test -- --ci"})))
+    );
+
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not on main","interrupt":true}}}"#;
+    let outcome = answer("PermissionRequest", &call, 0, deny, "").unwrap();
+    assert_eq!(outcome.decision, Decision::deny("not on main"));
+    assert!(outcome.side_effects().iter().any(|e| e.kind == END_SESSION));
+    assert!(!granted(&outcome));
+
+    // No answer, plain text, or an answer for another event: the human is asked.
+    for silent in [
+        "",
+        "looks fine",
+        r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}"#,
+    ] {
+        let outcome = answer("PermissionRequest", &call, 0, silent, "").unwrap();
+        assert!(!granted(&outcome), "{silent}");
+        assert!(!outcome.decision.is_deny(), "{silent}");
+    }
+    assert_eq!(
+        answer("PermissionRequest", &call, 2, "", "no").unwrap(),
+        Outcome::deny("no")
+    );
+    let odd = r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"ask"}}}"#;
+    assert!(answer("PermissionRequest", &call, 0, odd, "").is_err());
+}

@@ -13,8 +13,9 @@ use super::tools::{response_to_claude, to_claude, to_tollgate};
 use crate::error::{ProtocolError, Result};
 use crate::event::Event;
 use crate::payload::{
-    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, SubagentEnding, SubagentStart,
-    SubagentStatus, SubagentStop, ToolCall, ToolFailure, ToolResult, UserTurn,
+    EventData, Notification, Payload, PayloadCommon, PermissionRequest, SessionEnd,
+    SessionEndStatus, SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall,
+    ToolFailure, ToolResult, UserTurn,
 };
 
 /// What a Claude Code payload says that a tollgate payload does not: where the session works,
@@ -57,7 +58,7 @@ pub struct SubAgent {
 /// `is_interrupt: true`; events Claude Code lacks get their name in PascalCase, a custom event
 /// its own name).
 pub fn hook_event_name(event: &Event, declared: &str) -> String {
-    const CLAUDE: [&str; 9] = [
+    const CLAUDE: [&str; 11] = [
         "PreToolUse",
         "PostToolUse",
         "PostToolUseFailure",
@@ -67,6 +68,8 @@ pub fn hook_event_name(event: &Event, declared: &str) -> String {
         "UserPromptSubmit",
         "SubagentStart",
         "SubagentStop",
+        "PermissionRequest",
+        "Notification",
     ];
     if CLAUDE.contains(&declared) && declared.parse::<Event>().ok().as_ref() == Some(event) {
         return declared.to_owned();
@@ -81,6 +84,8 @@ pub fn hook_event_name(event: &Event, declared: &str) -> String {
         Event::SubagentStart => "SubagentStart",
         Event::SubagentStop | Event::SubagentCancel => "SubagentStop",
         Event::ApprovalCorrection => "ApprovalCorrection",
+        Event::PermissionRequest => "PermissionRequest",
+        Event::Notification => "Notification",
         Event::Custom(custom) => custom.name(),
     }
     .to_owned()
@@ -187,6 +192,25 @@ fn event_fields(
             out.insert("corrected_input".into(), corrected);
             out.insert("corrected_by".into(), json!(correction.corrected_by));
         }
+        EventData::PermissionRequest(request) => {
+            // Claude Code's payload names the tool and its input, not the call's id.
+            let (name, input) = to_claude(&request.call.tool_name, &request.call.tool_input, root);
+            out.insert("tool_name".into(), json!(name));
+            out.insert("tool_input".into(), input);
+            out.insert("permission_suggestions".into(), json!([]));
+        }
+        EventData::Notification(notice) => {
+            // A permission prompt in Claude Code's words, with its name of the tool.
+            let message = match &notice.tool_name {
+                Some(tool) if notice.notification_type == "permission_prompt" => {
+                    let (name, _) = to_claude(tool, &Value::Null, root);
+                    format!("Claude needs your permission to use {name}")
+                }
+                _ => notice.message.clone(),
+            };
+            out.insert("message".into(), json!(message));
+            out.insert("notification_type".into(), json!(notice.notification_type));
+        }
         EventData::Custom(_, fields) => {
             for (key, value) in fields {
                 out.entry(key.clone()).or_insert_with(|| value.clone());
@@ -217,7 +241,7 @@ fn subagent_stop(
 ///
 /// # Errors
 /// [`ProtocolError::InvalidWire`] when `value` is not an object, `hook_event_name` is missing
-/// or names an event tollgate does not have (`Notification`, `PreCompact`, …), or a field the
+/// or names an event tollgate does not have (`PreCompact`, `CwdChanged`, …), or a field the
 /// event needs is missing or of the wrong type.
 pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
     let Value::Object(object) = value else {
@@ -290,6 +314,16 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
             ending: text("last_assistant_message").map_or(SubagentEnding::Pending, |t| {
                 SubagentEnding::Result(json!(t))
             }),
+        }),
+        Event::PermissionRequest => EventData::PermissionRequest(PermissionRequest {
+            call: call()?,
+            reason: String::new(),
+        }),
+        Event::Notification => EventData::Notification(Notification {
+            notification_type: text("notification_type").unwrap_or_default(),
+            message: required("message")?,
+            tool_name: None,
+            request_id: None,
         }),
         other => {
             return Err(ProtocolError::payload(format!(

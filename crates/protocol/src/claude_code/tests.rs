@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::payload::{
-    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall, ToolResult,
+    EventData, Notification, Payload, PayloadCommon, PermissionRequest, SessionEnd,
+    SessionEndStatus, ToolCall, ToolResult,
 };
 use crate::tools::RUNTIME_TOOLS;
 use crate::{BUILTIN_EVENTS, Event};
@@ -477,8 +478,56 @@ fn a_claude_code_payload_reads_back_as_tollgates() {
         json!([]),
         json!({}),
         json!({"hook_event_name": "Notification"}),
+        json!({"hook_event_name": "PreCompact", "trigger": "manual"}),
         json!({"hook_event_name": "PreToolUse"}),
     ] {
         assert!(from_claude_payload(bad.clone()).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn the_ask_events_carry_claude_codes_fields_both_ways() {
+    let ctx = ClaudeContext {
+        cwd: PathBuf::from("/ws"),
+        ..ClaudeContext::default()
+    };
+    let request = Payload::new(
+        PayloadCommon::default(),
+        PermissionRequest {
+            call: ToolCall {
+                tool_name: "write_file".into(),
+                tool_call_id: "c1".into(),
+                tool_input: json!({"path": "a.txt", "content": "x"}),
+            },
+            reason: "confirmation_tools".into(),
+        },
+    );
+    let name = hook_event_name(&request.event(), "PermissionRequest");
+    let claude = to_claude_payload(&request, &name, &ctx);
+    assert_eq!(claude["hook_event_name"], "PermissionRequest");
+    assert_eq!(claude["tool_name"], "Write");
+    assert_eq!(claude["tool_input"]["file_path"], "/ws/a.txt");
+    assert_eq!(claude["permission_suggestions"], json!([]));
+    let (back, _) = from_claude_payload(claude).unwrap();
+    assert_eq!(back.match_target(), Some("write_file"));
+
+    let notice = Payload::new(
+        PayloadCommon::default(),
+        Notification {
+            notification_type: "permission_prompt".into(),
+            message: "agent `a` needs approval to call `write_file`".into(),
+            tool_name: Some("write_file".into()),
+            request_id: Some("r1".into()),
+        },
+    );
+    let claude = to_claude_payload(&notice, "Notification", &ctx);
+    assert_eq!(
+        (&claude["notification_type"], &claude["message"]),
+        (
+            &json!("permission_prompt"),
+            &json!("Claude needs your permission to use Write")
+        )
+    );
+    let (back, _) = from_claude_payload(claude).unwrap();
+    assert_eq!(back.event(), Event::Notification);
 }

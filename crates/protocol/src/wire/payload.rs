@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{NoFields, from_object, to_object};
+use super::{NoFields, NotificationWire, PermissionRequestWire, from_object, to_object};
 use crate::error::{ProtocolError, Result};
 use crate::event::Event;
 use crate::payload::{
@@ -79,6 +79,10 @@ pub enum FieldsWire {
     SubagentCancel(SubagentCancelWire),
     /// `approval_correction`.
     ApprovalCorrection(ApprovalCorrectionWire),
+    /// `permission_request`.
+    PermissionRequest(PermissionRequestWire),
+    /// `notification`.
+    Notification(NotificationWire),
     /// `custom:<name>`.
     Custom(CustomWire),
 }
@@ -330,6 +334,8 @@ impl Serialize for FieldsWire {
             Self::SubagentStop(f) => f.serialize(serializer),
             Self::SubagentCancel(f) => f.serialize(serializer),
             Self::ApprovalCorrection(f) => f.serialize(serializer),
+            Self::PermissionRequest(f) => f.serialize(serializer),
+            Self::Notification(f) => f.serialize(serializer),
             Self::Custom(f) => f.serialize(serializer),
         }
     }
@@ -355,6 +361,8 @@ impl FieldsWire {
             Self::SubagentStop(f) => to_object(f),
             Self::SubagentCancel(f) => to_object(f),
             Self::ApprovalCorrection(f) => to_object(f),
+            Self::PermissionRequest(f) => to_object(f),
+            Self::Notification(f) => to_object(f),
             Self::Custom(f) => to_object(f),
         }
     }
@@ -372,6 +380,8 @@ impl FieldsWire {
             Event::SubagentStop => Self::SubagentStop(from_object(object)?),
             Event::SubagentCancel => Self::SubagentCancel(from_object(object)?),
             Event::ApprovalCorrection => Self::ApprovalCorrection(from_object(object)?),
+            Event::PermissionRequest => Self::PermissionRequest(from_object(object)?),
+            Event::Notification => Self::Notification(from_object(object)?),
             Event::Custom(_) => Self::Custom(from_object(object)?),
         })
     }
@@ -475,6 +485,8 @@ impl From<&EventData> for FieldsWire {
                     corrected_by: correction.corrected_by.clone(),
                 })
             }
+            EventData::PermissionRequest(request) => Self::PermissionRequest(request.into()),
+            EventData::Notification(notice) => Self::Notification(notice.into()),
             EventData::Custom(_, data) => Self::Custom(CustomWire { data: data.clone() }),
         }
     }
@@ -586,6 +598,10 @@ fn event_data(event: Event, fields: FieldsWire) -> Result<EventData> {
                 corrected_by: f.corrected_by,
             })
         }
+        (Event::PermissionRequest, FieldsWire::PermissionRequest(f)) => {
+            EventData::PermissionRequest(f.into())
+        }
+        (Event::Notification, FieldsWire::Notification(f)) => EventData::Notification(f.into()),
         (Event::Custom(name), FieldsWire::Custom(f)) => EventData::Custom(name, f.data),
         (event, _) => {
             return Err(ProtocolError::payload(format!(

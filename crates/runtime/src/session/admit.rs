@@ -224,7 +224,8 @@ impl Session<'_> {
         }
     }
 
-    /// Asks a human: the request is filed (`approval_waiting` in the trace), then decided
+    /// Asks a human: `permission_request` hooks may decide first; else the request is filed
+    /// (`approval_waiting` in the trace, `notification` dispatched), then decided
     /// (`approval`).
     pub(super) async fn ask(&self, request: &ApprovalRequest) -> Approval {
         let trace = self.trace.clone();
@@ -245,7 +246,9 @@ impl Session<'_> {
                 }),
             ));
         };
-        let answer = if request.approvers.is_empty() {
+        let answer = if let Some(decided) = self.permission_hooks(request).await {
+            decided
+        } else if request.approvers.is_empty() {
             // Waiting would only end in expiry.
             Approval {
                 status: "no_approver".into(),
@@ -260,7 +263,7 @@ impl Session<'_> {
                 )
             }
         } else {
-            self.services.approver.ask(request, &waiting).await
+            self.wait_for_human(request, &waiting).await
         };
         self.trace.emit(Step::new(
             "approval",
@@ -307,6 +310,7 @@ fn denied(request: &ApprovalRequest, answer: &Approval) -> String {
         "cancelled" => format!("Tool call denied: the approval request was cancelled: {note}"),
         "already_run" => format!("Not run again: {note}"),
         "error" | "no_approver" | "arguments_changed" => format!("Tool call denied: {note}"),
+        "denied_by_hook" => format!("Tool call denied by hook {by}: {note}"),
         _ => {
             let note = if note.is_empty() {
                 String::new()

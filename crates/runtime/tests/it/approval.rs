@@ -188,3 +188,120 @@ async fn a_store_that_cannot_be_opened_denies() {
     );
     assert!(!dir.join("ws/a.txt").exists());
 }
+
+/// Grants writes of `a.txt`, denies `b.txt` (Claude Code's `PermissionRequest` answers) and
+/// says nothing about any other file.
+const PERMISSION_HOOK: &str = r#"import json, sys
+
+event = json.load(sys.stdin)
+path = event["tool_input"].get("file_path", "")
+def answer(decision):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+if event["tool_name"] == "Write" and path.endswith("/a.txt"):
+    answer({"behavior": "allow"})
+elif path.endswith("/b.txt"):
+    answer({"behavior": "deny", "message": "b.txt is frozen"})
+"#;
+
+/// Answers with what it was told, as context the trace records.
+const NOTIFICATION_HOOK: &str = r#"import json, sys
+
+event = json.load(sys.stdin)
+told = event["notification_type"] + "|" + event["message"]
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "Notification", "additionalContext": told}}))
+"#;
+
+fn claude_hooks(dir: &Path, event: &str, matcher: &str, script: &str) -> String {
+    let file = dir.join(format!("{event}.py"));
+    std::fs::write(&file, script).unwrap();
+    let settings = json!({"hooks": {event: [{"matcher": matcher, "hooks": [
+        {"type": "command", "command": format!("python3 {}", file.display())}
+    ]}]}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    "hooks: [settings.json]\n".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_request_hook_decides_an_ask_or_leaves_it_to_the_human() {
+    let (_tmp, dir) = agent_dir();
+    let hooks = claude_hooks(&dir, "PermissionRequest", "Write", PERMISSION_HOOK);
+    let script = [
+        call("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+        call("c2", "write_file", json!({"path": "b.txt", "content": "b"})),
+        call("c3", "write_file", json!({"path": "c.txt", "content": "c"})),
+        answer("ok"),
+    ];
+    let text = format!(
+        "name: writer\nmodel: scripted:script.jsonl\ntools: [write_file]\n{CONFIRM_WRITES}{hooks}"
+    );
+    write(
+        &dir,
+        &[("agent.yaml", &text), ("script.jsonl", &script.join("\n"))],
+    );
+    // No human can answer here: only the hook can approve.
+    let (report, lines) = run_agent(&dir.join("agent.yaml"), "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    let decided: Vec<_> = of(&lines, "approval")
+        .iter()
+        .map(|a| {
+            (
+                a["status"].as_str().unwrap_or_default(),
+                a["approved"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("approved_by_hook", true),
+            ("denied_by_hook", false),
+            ("rejected", false)
+        ],
+        "{lines:#?}"
+    );
+    assert!(
+        of(&lines, "approval")[0]["by"]
+            .as_str()
+            .is_some_and(|by| by.contains("PermissionRequest")),
+        "the approval names the hook: {:?}",
+        of(&lines, "approval")[0]
+    );
+    assert!(dir.join("ws/a.txt").exists());
+    assert!(!dir.join("ws/b.txt").exists() && !dir.join("ws/c.txt").exists());
+    let denied = of(&lines, "observation")[1]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(denied.contains("b.txt is frozen"), "{denied}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_hook_hears_of_a_call_waiting_for_a_human() {
+    let (_tmp, dir) = agent_dir();
+    let hooks = claude_hooks(&dir, "Notification", "permission_prompt", NOTIFICATION_HOOK);
+    let script = [
+        call("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+        answer("ok"),
+    ];
+    let text = format!(
+        "name: writer\nmodel: scripted:script.jsonl\ntools: [write_file]\n{CONFIRM_WRITES}{hooks}"
+    );
+    write(
+        &dir,
+        &[("agent.yaml", &text), ("script.jsonl", &script.join("\n"))],
+    );
+    let (services, db) = durable(&dir, HooksMode::Enforce).await;
+    let stop = CancellationToken::new();
+    let decider = approve_all(db.clone(), stop.clone());
+    let (report, lines) = run_agent(&dir.join("agent.yaml"), "go", &services).await;
+    stop.cancel();
+    decider.await.unwrap();
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert!(dir.join("ws/a.txt").exists(), "the ask went on: {lines:#?}");
+    let told = dispatches(&lines, "notification");
+    assert_eq!(told.len(), 1, "{lines:#?}");
+    assert_eq!(
+        told[0]["additional_context"],
+        json!(["permission_prompt|Claude needs your permission to use Write"])
+    );
+    assert_eq!(told[0]["decision"], "allow");
+}

@@ -135,6 +135,8 @@ impl Places {
             "PostToolUse",
             "PostToolUseFailure",
             "Stop",
+            "PermissionRequest",
+            "Notification",
         ];
         let hooks: serde_json::Map<String, Value> = events
             .iter()
