@@ -2,7 +2,9 @@
 //! may decide on the human's behalf) and `notification` while it waits.
 //!
 //! `permission_request` runs only on asks, so it never loosens a deny: what the hooks and
-//! the permission gate denied is never asked. Its fold decides: a deny denies with the hook's
+//! the permission gate denied is never asked. Nor does it loosen the gate's own asks (the
+//! agent's or admin files' confirmation settings always ask a person), and a grant from a
+//! skill's or a plugin's hook is ignored (see [`ungrantable`]). Its fold decides: a deny denies with the hook's
 //! reason; an allow approves without a human only when a hook granted the call (its
 //! `permission_granted` side effect, Claude Code's `behavior: "allow"`), and a grant with new
 //! arguments goes through the approver-edit path (gate review, `approval_correction`,
@@ -13,12 +15,41 @@
 
 use std::sync::Mutex;
 
+use serde_json::json;
 use tokio::sync::oneshot;
 use tollgate_handlers::claude::PERMISSION_GRANTED;
-use tollgate_protocol::{Decision, Event, Notification, PermissionRequest, ToolCall};
+use tollgate_protocol::{Decision, Event, HookSource, Notification, PermissionRequest, ToolCall};
+
+use crate::trace::Step;
 
 use super::{About, Session, decided_by};
 use crate::gate::{Approval, ApprovalRequest, Waiting};
+
+/// Why a grant by hook `hook` cannot stand in for a person, if it cannot: hooks may only make
+/// the permission gate stricter, so an ask of the gate itself (the agent's or an admin file's
+/// confirmation settings) always goes to a person; and hooks that arrive with downloaded
+/// content (a skill's, a plugin's) may refuse a call but never grant one.
+fn ungrantable(
+    request: &ApprovalRequest,
+    outcome: &tollgate_core::DispatchOutcome,
+    hook: &str,
+) -> Option<&'static str> {
+    if request.asked_by == "permission_gate" {
+        return Some("the permission gate's own asks always go to a person");
+    }
+    let source = outcome
+        .runs
+        .iter()
+        .find(|run| run.name == hook)
+        .map(|run| run.source);
+    match source {
+        Some(HookSource::Skill | HookSource::Plugin) => {
+            Some("a skill's or a plugin's hooks may refuse a call, never grant one")
+        }
+        Some(_) => None,
+        None => Some("the granting hook's run is not on record"),
+    }
+}
 
 /// `notification_type` of the notification sent while a call waits for approval.
 pub(super) const PERMISSION_PROMPT: &str = "permission_prompt";
@@ -55,6 +86,15 @@ impl Session<'_> {
                     .side_effects
                     .iter()
                     .find(|e| e.effect.kind == PERMISSION_GRANTED)?;
+                if let Some(why) = ungrantable(request, &outcome, &granted.hook) {
+                    self.trace.emit(Step::new(
+                        "warning",
+                        json!({"file": "", "entry": granted.hook,
+                            "message": format!("`{}` granted the call; ignored: {why}; a person is asked",
+                                granted.hook)}),
+                    ));
+                    return None;
+                }
                 Some(Approval {
                     status: "approved_by_hook".into(),
                     edited_arguments: outcome.modified_args.clone(),

@@ -221,19 +221,39 @@ fn claude_hooks(dir: &Path, event: &str, matcher: &str, script: &str) -> String 
     "hooks: [settings.json]\n".to_owned()
 }
 
+/// A `PreToolUse` hook that asks about every write.
+const ASK_HOOK: &str = r#"import json
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "writes need a look"}}))
+"#;
+
+/// `claude_hooks` with a `PreToolUse` hook that asks about every `Write` before `event`'s.
+fn asked_then(dir: &Path, event: &str, matcher: &str, script: &str) -> String {
+    let ask = dir.join("ask.py");
+    std::fs::write(&ask, ASK_HOOK).unwrap();
+    let file = dir.join(format!("{event}.py"));
+    std::fs::write(&file, script).unwrap();
+    let group = |matcher: &str, file: &Path| {
+        json!([{"matcher": matcher, "hooks": [
+            {"type": "command", "command": format!("python3 {}", file.display())}
+        ]}])
+    };
+    let settings =
+        json!({"hooks": {"PreToolUse": group("Write", &ask), event: group(matcher, &file)}});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    "hooks: [settings.json]\n".to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_request_hook_decides_an_ask_or_leaves_it_to_the_human() {
     let (_tmp, dir) = agent_dir();
-    let hooks = claude_hooks(&dir, "PermissionRequest", "Write", PERMISSION_HOOK);
+    let hooks = asked_then(&dir, "PermissionRequest", "Write", PERMISSION_HOOK);
     let script = [
         call("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
         call("c2", "write_file", json!({"path": "b.txt", "content": "b"})),
         call("c3", "write_file", json!({"path": "c.txt", "content": "c"})),
         answer("ok"),
     ];
-    let text = format!(
-        "name: writer\nmodel: scripted:script.jsonl\ntools: [write_file]\n{CONFIRM_WRITES}{hooks}"
-    );
+    let text = format!("name: writer\nmodel: scripted:script.jsonl\ntools: [write_file]\n{hooks}");
     write(
         &dir,
         &[("agent.yaml", &text), ("script.jsonl", &script.join("\n"))],
@@ -272,6 +292,39 @@ async fn a_permission_request_hook_decides_an_ask_or_leaves_it_to_the_human() {
         .as_str()
         .unwrap_or_default();
     assert!(denied.contains("b.txt is frozen"), "{denied}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_request_hook_cannot_grant_what_the_permission_gate_asks() {
+    let (_tmp, dir) = agent_dir();
+    let hooks = claude_hooks(&dir, "PermissionRequest", "Write", PERMISSION_HOOK);
+    let script = [
+        call("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+        answer("ok"),
+    ];
+    // The agent's confirmation settings ask (the permission gate), and the hook grants.
+    let text = format!(
+        "name: writer\nmodel: scripted:script.jsonl\ntools: [write_file]\n{CONFIRM_WRITES}{hooks}"
+    );
+    write(
+        &dir,
+        &[("agent.yaml", &text), ("script.jsonl", &script.join("\n"))],
+    );
+    let (report, lines) = run_agent(&dir.join("agent.yaml"), "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    let approval = &of(&lines, "approval")[0];
+    assert_eq!(approval["approved"], false, "{approval}");
+    assert_ne!(approval["status"], "approved_by_hook", "{approval}");
+    assert!(
+        !dir.join("ws/a.txt").exists(),
+        "the gate's ask was granted by a hook"
+    );
+    assert!(
+        of(&lines, "warning").iter().any(|w| w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("permission gate"))),
+        "the ignored grant is not on record: {lines:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
