@@ -258,6 +258,38 @@ async fn a_run_that_cannot_be_resumed_ends_failed_and_its_request_is_cancelled()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_the_server_died_before_starting_starts_afresh_after_a_restart() {
+    let mut served = Served::start();
+    agent(&served, "early", &["echo ran >> early.txt"], false);
+    // A run row with no line yet, as a server that died right after creating it leaves it.
+    let store = tollgate_approval::Store::open(&served.path("approvals.db"))
+        .await
+        .unwrap();
+    store
+        .create_run(
+            "run_early",
+            "early",
+            &json!({"agent": "early", "prompt": "go"}),
+        )
+        .await
+        .unwrap();
+    drop(store);
+    served.kill_and_restart();
+    let whole = history(&served, "run_early").await;
+    assert_eq!(whole[0].0, "run.started", "{:?}", names(&whole));
+    assert!(
+        !names(&whole).contains(&"run.resumed"),
+        "{:?}",
+        names(&whole)
+    );
+    assert_eq!(whole.last().unwrap().2["status"], "completed");
+    assert_eq!(
+        std::fs::read_to_string(served.path("agents/ws/early.txt")).unwrap(),
+        "ran\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runs_list_refuses_an_unknown_status() {
     let served = Served::start();
     let (status, body) = served.get("/v1/runs?status=bogus", CI).await;

@@ -174,7 +174,10 @@ pub async fn resume_runs(state: &AppState) -> Result<usize, tollgate_approval::S
             Ok(run) => {
                 cancel_orphans(state, &record, journal.top_session(), None).await;
                 tracing::info!(run = %record.id, status = %record.status, "resuming a run");
-                spawn(state, &record.id, run, Some(journal));
+                // A run whose first line never reached the database (the server died right
+                // after creating it) starts afresh: its stream begins with `run.started`.
+                let journal = (!lines.is_empty()).then_some(journal);
+                spawn(state, &record.id, run, journal);
                 resumed += 1;
             }
             Err(why) => {
