@@ -60,6 +60,37 @@ where
     }
 }
 
+/// A run's event stream and the events read from it so far.
+struct Watch {
+    stream: reqwest::Response,
+    buffer: String,
+    seen: Vec<(String, u64, Value)>,
+}
+
+impl Watch {
+    /// Reads on until an event `name` (`false` when the stream ended first).
+    async fn until(&mut self, name: &str) -> bool {
+        read_until(&mut self.stream, &mut self.buffer, name, &mut self.seen).await
+    }
+}
+
+/// Starts a run of `ops` and watches it until its call waits for approval: the run's id,
+/// the watch, and the request's id.
+async fn paused_run(served: &Served) -> (String, Watch, String) {
+    let run_id = start_run(served).await;
+    let mut watch = Watch {
+        stream: served.events(&run_id, None).await,
+        buffer: String::new(),
+        seen: Vec::new(),
+    };
+    assert!(watch.until("approval.waiting").await);
+    let id = watch.seen.last().unwrap().2["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (run_id, watch, id)
+}
+
 async fn start_run(served: &Served) -> String {
     let (status, created) = served
         .post("/v1/runs", CI, json!({"agent": "ops", "prompt": "go"}))
@@ -138,14 +169,7 @@ async fn a_run_paused_on_a_feishu_card_is_approved_by_a_click_and_its_tool_runs_
     let platform = feishu::start(APP_ID, APP_SECRET).unwrap();
     let served =
         Served::start_with_env(&feishu_config(&platform, "fail_closed: false"), &FEISHU_ENV);
-    let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
-    let id = seen.last().unwrap().2["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_, mut watch, id) = paused_run(&served).await;
 
     // One card, to the configured receiver; its buttons carry id, decision and nonce only.
     let card = card_of(&platform, &id).await;
@@ -180,9 +204,10 @@ async fn a_run_paused_on_a_feishu_card_is_approved_by_a_click_and_its_tool_runs_
         "{answer}"
     );
 
-    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
-    assert_eq!(seen.last().unwrap().2["status"], "completed");
-    let decided = seen
+    assert!(watch.until("run.ended").await);
+    assert_eq!(watch.seen.last().unwrap().2["status"], "completed");
+    let decided = watch
+        .seen
         .iter()
         .find(|(name, _, _)| name == "approval.decided")
         .unwrap();
@@ -211,14 +236,7 @@ async fn a_restarted_server_sends_no_second_card_and_a_click_on_the_first_resume
     let platform = feishu::start(APP_ID, APP_SECRET).unwrap();
     let mut served =
         Served::start_with_env(&feishu_config(&platform, "fail_closed: false"), &FEISHU_ENV);
-    let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
-    let id = seen.last().unwrap().2["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (run_id, watch, id) = paused_run(&served).await;
     let card = card_of(&platform, &id).await;
     // The send is recorded before the server dies.
     eventually("the send recorded", || async {
@@ -228,8 +246,8 @@ async fn a_restarted_server_sends_no_second_card_and_a_click_on_the_first_resume
             .then_some(())
     })
     .await;
-    let last_seen = seen.last().unwrap().1;
-    drop(stream);
+    let last_seen = watch.seen.last().unwrap().1;
+    drop(watch);
 
     served.kill_and_restart();
     let mut stream = served.events(&run_id, Some(last_seen)).await;
@@ -267,18 +285,12 @@ async fn an_expired_request_denies_the_call_and_its_card_says_so() {
     let platform = feishu::start(APP_ID, APP_SECRET).unwrap();
     let served =
         Served::start_with_env(&feishu_config(&platform, "timeout_seconds: 2"), &FEISHU_ENV);
-    let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
-    let id = seen.last().unwrap().2["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_, mut watch, id) = paused_run(&served).await;
     let card = card_of(&platform, &id).await;
 
-    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
-    let decided = seen
+    assert!(watch.until("run.ended").await);
+    let decided = watch
+        .seen
         .iter()
         .find(|(name, _, _)| name == "approval.decided")
         .unwrap();
@@ -328,14 +340,7 @@ async fn an_unset_secret_is_logged_by_name_and_the_run_waits_for_the_api() {
     let platform = feishu::start(APP_ID, APP_SECRET).unwrap();
     let served = without_the_app_secret(&platform, "fail_closed: false");
     logged_not_built(&served).await;
-    let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
-    let id = seen.last().unwrap().2["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_, mut watch, id) = paused_run(&served).await;
     eventually("the send refused", || async {
         history(&served, &id)
             .await
@@ -347,7 +352,7 @@ async fn an_unset_secret_is_logged_by_name_and_the_run_waits_for_the_api() {
         .post(&format!("/v1/approvals/{id}/approve"), OPS, json!({}))
         .await;
     assert_eq!(status, 200, "{body}");
-    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
+    assert!(watch.until("run.ended").await);
     assert_eq!(count_file(&served).as_deref(), Some("ran\n"));
     assert!(platform.requests().is_empty());
 }
@@ -358,13 +363,17 @@ async fn with_fail_closed_an_unset_secret_denies_the_call_with_a_reason_naming_t
     let served = without_the_app_secret(&platform, "fail_closed: true");
     logged_not_built(&served).await;
     let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
-    let decided = seen
+    let mut watch = Watch {
+        stream: served.events(&run_id, None).await,
+        buffer: String::new(),
+        seen: Vec::new(),
+    };
+    assert!(watch.until("run.ended").await);
+    let decided = watch
+        .seen
         .iter()
         .find(|(name, _, _)| name == "approval.decided")
-        .unwrap_or_else(|| panic!("{:?}", names(&seen)));
+        .unwrap_or_else(|| panic!("{:?}", names(&watch.seen)));
     assert_eq!(decided.2["status"], "cancelled", "{}", decided.2);
     let id = decided.2["request_id"].as_str().unwrap();
     let (_, detail) = served.get(&format!("/v1/approvals/{id}"), OPS).await;
@@ -391,14 +400,7 @@ async fn a_run_paused_on_a_slack_message_is_approved_by_a_click() {
             ("SLACK_SIGNING_SECRET", SIGNING_SECRET),
         ],
     );
-    let run_id = start_run(&served).await;
-    let mut stream = served.events(&run_id, None).await;
-    let (mut buffer, mut seen) = (String::new(), Vec::new());
-    assert!(read_until(&mut stream, &mut buffer, "approval.waiting", &mut seen).await);
-    let id = seen.last().unwrap().2["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (_, mut watch, id) = paused_run(&served).await;
     let message = eventually("the Slack message", || async {
         api.messages()
             .into_iter()
@@ -419,8 +421,8 @@ async fn a_run_paused_on_a_slack_message_is_approved_by_a_click() {
     let replies = api.wait_for_responses("run-click", 1).await;
     assert_eq!(replies[0]["replace_original"], true, "{replies:?}");
 
-    assert!(read_until(&mut stream, &mut buffer, "run.ended", &mut seen).await);
-    assert_eq!(seen.last().unwrap().2["status"], "completed");
+    assert!(watch.until("run.ended").await);
+    assert_eq!(watch.seen.last().unwrap().2["status"], "completed");
     assert_eq!(count_file(&served).as_deref(), Some("ran\n"));
     assert_eq!(api.messages().len(), 1);
 }
