@@ -201,6 +201,7 @@ impl<'a> Assembler<'a> {
             failure_mode: FailureMode::FailClosed,
             source: spec.source,
             fire_and_forget: false,
+            advisory: false,
         };
         self.register(spec.event.clone(), hook, options, None, claude_of(spec));
     }
@@ -346,6 +347,8 @@ impl<'a> Assembler<'a> {
             failure_mode: spec.resolved_failure_mode(self.policy.standalone),
             source: spec.source,
             fire_and_forget: spec.fire_and_forget,
+            // Claude Code's `async` hooks: their answers never decide, so nothing waits for them.
+            advisory: matches!(&spec.dialect, Dialect::ClaudeCode(c) if c.record_only),
         };
         self.register(
             spec.event.clone(),
@@ -363,7 +366,8 @@ impl<'a> Assembler<'a> {
         let mut claude = ClaudeCode::new(&spec.event_name, Arc::clone(&self.claude))
             .matcher(Matcher::parse(spec.matcher.as_deref())?)
             .once(spec.once)
-            .record_only(spec.record_only);
+            .record_only(spec.record_only)
+            .rewake(spec.rewake);
         if let Some(rule) = &spec.rule {
             claude = claude.rule(Rule::parse(rule, &self.claude.cwd, home.as_deref())?);
         }

@@ -184,7 +184,8 @@ fn parse_hook(
         })
     };
     claude.once = flag("once")?;
-    let detached = flag("async")? || flag("asyncRewake")?;
+    claude.rewake = flag("asyncRewake")?;
+    let detached = flag("async")? || claude.rewake;
     claude.record_only = detached;
     if let Some((at, v)) = field("if") {
         claude.rule = Some(rule(ctx, v).map_err(|e| skip(at, e))?);

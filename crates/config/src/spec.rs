@@ -113,8 +113,11 @@ pub struct ClaudeSpec {
     pub rule: Option<String>,
     /// `once`: the hook runs at most once per session.
     pub once: bool,
-    /// `async` / `asyncRewake`: detached where the event allows it; its answer never decides.
+    /// `async` / `asyncRewake`: detached on every event; its answer never decides, and its
+    /// context reaches the model on a later turn.
     pub record_only: bool,
+    /// `asyncRewake`: a block (exit 2) reaches the model as context instead of being dropped.
+    pub rewake: bool,
     /// `statusMessage`, shown while the hook runs in `tollgate run`.
     pub status_message: Option<String>,
     /// The plugin folder, for a plugin's `hooks/hooks.json` (`CLAUDE_PLUGIN_ROOT`).

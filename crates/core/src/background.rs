@@ -22,8 +22,10 @@ use crate::registry::Entry;
 /// logged at WARN.
 pub trait DetachedObserver: Send + Sync + 'static {
     /// One detached run ended: `run` has its final status (`completed`, `timed_out`, …), its
-    /// decision when it answered, its error when it failed, and its duration.
-    fn finished(&self, payload: &Payload, run: NamedRun<'_>);
+    /// decision when it answered, its error when it failed, and its duration; `context` is the
+    /// additional context its answer carried, if any (an advisory hook's context is for the
+    /// caller to deliver later: the dispatch that detached it has long returned).
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>, context: Option<&str>);
 }
 
 /// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
@@ -136,11 +138,16 @@ impl Background {
             let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());
             let start = quanta::Instant::now();
             let ran = run(&*hook, deadline, &ctx, start).await;
-            let (status, decision, error) = match &ran.settled {
-                Settled::Answered(outcome) => {
-                    (RunStatus::Completed, Some(outcome.decision.clone()), None)
+            let (status, decision, error, context) = match &ran.settled {
+                Settled::Answered(outcome) => (
+                    RunStatus::Completed,
+                    Some(outcome.decision.clone()),
+                    None,
+                    outcome.additional_context().map(str::to_owned),
+                ),
+                Settled::Failed(failure) => {
+                    (failure.status, None, Some(failure.error.clone()), None)
                 }
-                Settled::Failed(failure) => (failure.status, None, Some(failure.error.clone())),
             };
             log_detached(&name, &event, ran.settled, ran.took);
             if let (Some(observer), Some(payload)) = (observer, payload) {
@@ -159,7 +166,8 @@ impl Background {
                 // abort; it is logged like a DispatchObserver's.
                 let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let name = &name;
-                    observer.finished(&payload, NamedRun { name, run: &record });
+                    let run = NamedRun { name, run: &record };
+                    observer.finished(&payload, run, context.as_deref());
                 }));
                 if seen.is_err() {
                     tracing::warn!(hook = %name, "a detached-run observer panicked");

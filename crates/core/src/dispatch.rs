@@ -107,13 +107,14 @@ impl Dispatcher {
         let bypassed = self.mode == HooksMode::Bypass;
         let mut outcome = DispatchOutcome::new(event, bypassed);
         if !bypassed && let Some(hooks) = self.registry.hooks(&outcome.event) {
-            let mut chain = Chain::new(&mut outcome, payload.clone());
+            let mut chain = Chain::new(
+                &mut outcome,
+                payload.clone(),
+                &self.background,
+                self.detached.as_ref(),
+            );
             match hooks.mode {
-                DispatchMode::Notification => {
-                    chain
-                        .run_concurrently(hooks, &self.background, self.detached.as_ref())
-                        .await;
-                }
+                DispatchMode::Notification => chain.run_concurrently(hooks).await,
                 DispatchMode::Blocking | DispatchMode::Result => {
                     chain.run_sequentially(hooks).await
                 }

@@ -92,6 +92,13 @@ pub struct HookOptions {
     ///
     /// [`Background`]: crate::Background
     pub fire_and_forget: bool,
+    /// The hook only advises: its answer is recorded and its context kept, but the hook itself
+    /// never decides nor rewrites (Claude Code's `async` hooks; the hook must answer
+    /// accordingly). An advisory fire-and-forget hook is detached on every event, blocking and
+    /// result events too: nothing waits for an answer that cannot change the call. Its
+    /// [`additional_context`](tollgate_protocol::OutcomeExtras::additional_context) reaches the
+    /// dispatcher's [`DetachedObserver`](crate::DetachedObserver) when it ends.
+    pub advisory: bool,
 }
 
 impl HookOptions {
@@ -99,6 +106,13 @@ impl HookOptions {
     #[must_use]
     pub fn fire_and_forget(mut self, detached: bool) -> Self {
         self.fire_and_forget = detached;
+        self
+    }
+
+    /// Sets whether the hook only advises (see [`HookOptions::advisory`]).
+    #[must_use]
+    pub fn advisory(mut self, advisory: bool) -> Self {
+        self.advisory = advisory;
         self
     }
 
@@ -150,6 +164,8 @@ pub(crate) struct Entry {
     pub(crate) failure_mode: FailureMode,
     pub(crate) source: HookSource,
     pub(crate) fire_and_forget: bool,
+    /// Detached on blocking and result events too (an advisory fire-and-forget hook).
+    pub(crate) detached_everywhere: bool,
 }
 
 /// Collects hooks for one run; [`RegistryBuilder::build`] freezes them into a [`Registry`].
@@ -221,6 +237,7 @@ impl RegistryBuilder {
                 failure_mode: options.failure_mode,
                 source: options.source,
                 fire_and_forget: options.fire_and_forget,
+                detached_everywhere: options.fire_and_forget && options.advisory,
                 hook,
             };
             grouped

@@ -48,6 +48,7 @@ pub struct ClaudeCode {
     rule: Option<Rule>,
     once: Option<AtomicBool>,
     record_only: bool,
+    rewake: bool,
     context: Arc<ClaudeContext>,
     plugin_root: Option<PathBuf>,
     skill_dir: Option<PathBuf>,
@@ -64,6 +65,7 @@ impl ClaudeCode {
             rule: None,
             once: None,
             record_only: false,
+            rewake: false,
             context,
             plugin_root: None,
             skill_dir: None,
@@ -91,11 +93,22 @@ impl ClaudeCode {
         self
     }
 
-    /// Claude Code's `async`: the answer is recorded (context and side effects kept), but it
-    /// never decides nor rewrites.
+    /// Claude Code's `async`: the answer is recorded but never decides nor rewrites; its
+    /// `additionalContext` and `systemMessage` become the outcome's context, for the caller to
+    /// give the model on its next turn (the hook runs detached, see
+    /// [`HookOptions::advisory`](tollgate_core::HookOptions::advisory)).
     #[must_use]
     pub fn record_only(mut self, record_only: bool) -> Self {
         self.record_only = record_only;
+        self
+    }
+
+    /// Claude Code's `asyncRewake` (implies `async`): a block (exit 2, or `decision: block`) is
+    /// not dropped but becomes context too, its reason (stderr) for the model to react to.
+    #[must_use]
+    pub fn rewake(mut self, rewake: bool) -> Self {
+        self.rewake = rewake;
+        self.record_only |= rewake;
         self
     }
 
@@ -213,16 +226,29 @@ impl ClaudeCode {
             .map(|o| self.filtered(o))
     }
 
+    /// An `async` hook's answer: an allow whose context carries what Claude Code would show
+    /// the model on its next turn (`additionalContext`, `systemMessage`, and for `asyncRewake`
+    /// a block's reason).
     fn filtered(&self, outcome: Outcome) -> Outcome {
         if !self.record_only {
             return outcome;
         }
-        let (_, extras) = outcome.into_parts();
+        let (decision, extras) = outcome.into_parts();
         let mut extras = extras.unwrap_or_default();
         extras.rewrite = None;
         extras
             .side_effects
             .retain(|e| e.kind != KEEP_WORKING && e.kind != END_SESSION);
+        let mut lines: Vec<String> = extras.additional_context.take().into_iter().collect();
+        let messages = extras.side_effects.iter().filter(|e| e.kind == SYSTEM_MESSAGE);
+        lines.extend(messages.filter_map(|e| e.detail.as_str().map(str::to_owned)));
+        if self.rewake
+            && decision.is_deny()
+            && let Some(reason) = decision.reason().filter(|r| !r.trim().is_empty())
+        {
+            lines.push(reason.to_owned());
+        }
+        extras.additional_context = (!lines.is_empty()).then(|| lines.join("\n"));
         Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
     }
 }

@@ -39,8 +39,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tollgate_config::{Assembler, HookFile, Policy, SandboxSettings, Warning, selected_skills};
 use tollgate_core::{
-    Background, BoxFuture, DecidedBy, DetachedObserver, DispatchOutcome, Dispatcher, HooksMode,
-    NamedRun, Registry, ToolMatcher,
+    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode,
+    Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;
@@ -65,11 +65,13 @@ use crate::trace::{Origin, Step, Trace, TraceSink};
 mod admit;
 mod claude;
 mod delegate;
+mod detached;
 mod permission;
 mod protect;
 mod resume;
 
 use delegate::call_agent_spec;
+use detached::{Deferred, DetachedToTrace};
 use protect::protected_writable;
 pub use resume::Journal;
 
@@ -565,6 +567,8 @@ struct Session<'s> {
     kept: AtomicU32,
     /// Why a hook ended the session (Claude Code's `continue: false`), once one did.
     ended_by_hook: OnceLock<String>,
+    /// Context detached (`async`) hooks left: added to the next observation.
+    deferred: Deferred,
 }
 
 /// Ids a trace line is about.
@@ -650,10 +654,15 @@ impl<'s> Session<'s> {
         let skills = assembly.skills;
         let registry = assembly.registry;
         let (shell, shell_env) = (assembly.shell, assembly.shell_env);
+        let deferred = Deferred::default();
+        let detached = DetachedToTrace {
+            trace: trace.clone(),
+            deferred: deferred.clone(),
+        };
         let dispatcher = Dispatcher::new(registry)
             .with_background(services.background.clone())
             .with_hooks_mode(services.hooks_mode)
-            .with_detached_observer(Arc::new(DetachedToTrace(trace.clone())))
+            .with_detached_observer(Arc::new(detached))
             .with_permission_gate(gate.clone());
         let spec = model.or_else(|| def.model.clone()).ok_or_else(|| {
             fail(
@@ -789,6 +798,7 @@ impl<'s> Session<'s> {
             hook_env,
             kept: AtomicU32::new(0),
             ended_by_hook: OnceLock::new(),
+            deferred,
         })
     }
 
@@ -1018,6 +1028,8 @@ impl<'s> Session<'s> {
     async fn tool_call(&self, id: &str, name: &str, text: &str) -> String {
         let args = serde_json::from_str::<Value>(text);
         let observe = |status: &str, content: String| {
+            // Written into the observation, so a resumed run's conversation has it too.
+            let content = with_context(content, &self.deferred.take());
             self.trace.emit(Step::new(
                 "observation",
                 json!({"tool_call_id": id, "tool_name": name, "status": status, "content": content}),
@@ -1191,25 +1203,6 @@ impl<'s> Session<'s> {
             "session_end",
             json!({"status": ending.status.as_str(), "turns": ending.turns, "error": error}),
         ));
-    }
-}
-
-/// Writes how a fire-and-forget hook run ended, once it has: a second `hook_run` line for the
-/// run, with `"detached": true` and its final status (the dispatch's own line says only
-/// `detached`).
-struct DetachedToTrace(Trace);
-
-impl DetachedObserver for DetachedToTrace {
-    fn finished(&self, payload: &Payload, run: NamedRun<'_>) {
-        let mut line = match serde_json::to_value(run.to_wire(&payload.event())) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
-        line.insert("detached".into(), Value::Bool(true));
-        if let Some(call) = payload.tool_call() {
-            line.insert("tool_call_id".into(), call.tool_call_id.clone().into());
-        }
-        self.0.emit(Step::new("hook_run", Value::Object(line)));
     }
 }
 

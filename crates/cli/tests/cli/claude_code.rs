@@ -222,3 +222,88 @@ fn a_run_shows_status_messages_and_a_stop_hook_keeping_it_working() {
     );
     assert!(out.contains("checked, done"), "{out}");
 }
+
+#[test]
+fn an_async_hook_never_holds_a_call_and_its_context_reaches_a_later_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("ws")).unwrap();
+    // The hook waits until the second call has started, then blocks with exit 2: waited for,
+    // it would hold the first call forever, and its block would deny it.
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "asyncRewake": true, "if": "Bash(echo one)",
+        "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/go\" ]; do sleep 0.05; done; echo '3 tests failed' >&2; exit 2"
+    }]}]}});
+    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
+    let call = |id: &str, command: &str| {
+        let arguments = json!({"command": command}).to_string();
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "bash_code_execute_tool", "arguments": arguments}}]})
+    };
+    let script = [
+        call("c1", "echo one"),
+        call("c2", "touch go; sleep 2; echo two"),
+        call("c3", "echo three"),
+        json!({"role": "assistant", "content": "done"}),
+    ];
+    let script: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
+    let trace = base.join("trace.jsonl");
+    let output = tollgate(
+        &[
+            "run",
+            "--hooks",
+            "hooks.json",
+            "--model",
+            "scripted:script.jsonl",
+            "--workspace",
+            "ws",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--no-approvals",
+            "go",
+        ],
+        &base,
+        None,
+    );
+    let out = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    let lines: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let observations: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .filter(|l| l["type"] == "observation")
+        .map(|l| {
+            (
+                l["tool_call_id"].as_str().unwrap(),
+                l["status"].as_str().unwrap(),
+                l["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(observations.len(), 3, "{observations:?}");
+    // The first call ran although the hook blocked, and nothing of the hook was in its result.
+    assert_eq!(observations[0].1, "ok", "{observations:?}");
+    assert!(observations[0].2.contains("one"), "{observations:?}");
+    let told: Vec<&str> = observations
+        .iter()
+        .filter(|o| o.2.contains("[hook context] 3 tests failed"))
+        .map(|o| o.0)
+        .collect();
+    assert!(told == ["c2"] || told == ["c3"], "{observations:?}");
+    // The dispatch recorded the run as detached; its end came in a second line.
+    let runs: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "hook_run" && l["tool_call_id"] == "c1")
+        .collect();
+    assert!(runs.iter().any(|r| r["status"] == "detached"), "{runs:?}");
+    assert!(
+        runs.iter().any(|r| r["detached"] == true
+            && r["decision"] == "allow"
+            && r["additional_context"] == "3 tests failed"),
+        "{runs:?}"
+    );
+}

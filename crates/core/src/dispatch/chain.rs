@@ -34,6 +34,9 @@ pub(super) struct Chain<'o> {
     /// one rewrites it.
     ctx: HookContext,
     first_ask: Option<(Decision, Arc<str>)>,
+    /// Where fire-and-forget hooks are detached to, and who hears how they ended.
+    background: &'o Background,
+    observer: Option<&'o Arc<dyn DetachedObserver>>,
 }
 
 /// What an applied run means for the chain.
@@ -43,21 +46,23 @@ enum Step {
 }
 
 impl<'o> Chain<'o> {
-    pub(super) fn new(outcome: &'o mut DispatchOutcome, payload: Arc<Payload>) -> Self {
+    pub(super) fn new(
+        outcome: &'o mut DispatchOutcome,
+        payload: Arc<Payload>,
+        background: &'o Background,
+        observer: Option<&'o Arc<dyn DetachedObserver>>,
+    ) -> Self {
         Self {
             outcome,
             ctx: HookContext::new(payload),
             first_ask: None,
+            background,
+            observer,
         }
     }
 
     /// Notification events: every matching hook at once; decisions are recorded, not folded.
-    pub(super) async fn run_concurrently(
-        &mut self,
-        hooks: &EventHooks,
-        background: &Background,
-        observer: Option<&Arc<dyn DetachedObserver>>,
-    ) {
+    pub(super) async fn run_concurrently(&mut self, hooks: &EventHooks) {
         let candidates = hooks.candidates(self.ctx.payload().match_target());
         let mut selected = Vec::new();
         for entry in candidates.iter() {
@@ -66,10 +71,7 @@ impl<'o> Chain<'o> {
             }
             match triggers(entry, &self.ctx) {
                 Ok(false) => {}
-                Ok(true) if entry.fire_and_forget => {
-                    let ctx = self.ctx.clone();
-                    self.detach(entry, ctx, background, observer);
-                }
+                Ok(true) if entry.fire_and_forget => self.detach(entry),
                 Ok(true) => selected.push((entry, Ok(()))),
                 Err(panic) => selected.push((entry, Err(matcher_panicked(panic)))),
             }
@@ -225,16 +227,12 @@ impl<'o> Chain<'o> {
         step
     }
 
-    /// Hands a fire-and-forget hook to the background queue and records that it did (or that
-    /// the queue was full and the hook was dropped).
-    fn detach(
-        &mut self,
-        entry: &Entry,
-        ctx: HookContext,
-        background: &Background,
-        observer: Option<&Arc<dyn DetachedObserver>>,
-    ) {
-        let queued = background.detach(entry, ctx, observer.cloned());
+    /// Hands a fire-and-forget hook to the background queue, with the payload as rewritten so
+    /// far, and records that it did (or that the queue was full and the hook was dropped).
+    fn detach(&mut self, entry: &Entry) {
+        let queued = self
+            .background
+            .detach(entry, self.ctx.clone(), self.observer.cloned());
         let (status, error) = if queued {
             (RunStatus::Detached, None)
         } else {

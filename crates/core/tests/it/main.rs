@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod advisory;
 mod background;
 mod dispatch;
 mod failures;

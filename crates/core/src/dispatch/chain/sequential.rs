@@ -59,6 +59,8 @@ enum Stop<'a> {
     Pending(&'a Entry, HookFuture<'a>),
     /// This hook's matcher panicked (the run's error).
     MatcherPanicked(&'a Entry, String),
+    /// This advisory fire-and-forget hook is to be detached.
+    Detach(&'a Entry),
 }
 
 impl Cursor {
@@ -190,6 +192,12 @@ impl Chain<'_> {
                     self.close_group(cursor, entries, false);
                     return Next::Later(entry, future);
                 }
+                Stop::Detach(entry) => {
+                    // Nothing waits for it: it ends the group without joining it.
+                    self.close_group(cursor, entries, false);
+                    self.detach(entry);
+                    Step::Continue
+                }
                 Stop::MatcherPanicked(entry, message) => {
                     self.begin_runs(candidates, cursor);
                     self.close_group(cursor, entries, false);
@@ -241,6 +249,9 @@ impl Chain<'_> {
             }
             cursor.in_matcher = false;
             self.begin_runs(candidates, cursor);
+            if entry.detached_everywhere {
+                return Stop::Detach(entry);
+            }
             if entry.failure_mode == FailureMode::FailClosed {
                 return Stop::Alone(entry);
             }

@@ -1,0 +1,152 @@
+//! Advisory fire-and-forget hooks (Claude Code's `async` hooks): detached on every event, their
+//! answers never decide, and their context reaches the detached-run observer.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+use tokio::sync::oneshot;
+use tollgate_core::{
+    Background, DetachedObserver, Dispatcher, HookOptions, NamedRun, RegistryBuilder, hook_fn,
+};
+use tollgate_protocol::{Decision, Event, Outcome, Payload, RunStatus};
+
+use crate::support::{post_tool_use, pre_tool_use};
+
+/// What the observer heard: the hook's name, its status, its decision and its context.
+#[derive(Default)]
+struct Heard(Mutex<Vec<(String, RunStatus, Option<String>, Option<String>)>>);
+
+impl DetachedObserver for Heard {
+    fn finished(&self, _: &Payload, run: NamedRun<'_>, context: Option<&str>) {
+        let decision = run.decision.as_ref().map(|d| d.as_str().to_owned());
+        self.0.lock().unwrap().push((
+            run.name.to_owned(),
+            run.status,
+            decision,
+            context.map(str::to_owned),
+        ));
+    }
+}
+
+fn advisory() -> HookOptions {
+    HookOptions::default().fire_and_forget(true).advisory(true)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_advisory_hook_on_pre_tool_use_is_detached_and_its_deny_decides_nothing() {
+    let (release, released) = oneshot::channel::<()>();
+    let released = Arc::new(Mutex::new(Some(released)));
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("slow-tests", move |_| {
+            let released = released.lock().unwrap().take();
+            async move {
+                if let Some(released) = released {
+                    let _ = released.await;
+                }
+                Ok(Outcome::deny("the tests fail").with_context("3 tests failed"))
+            }
+        }),
+        advisory(),
+    );
+    let background = Background::default();
+    let heard = Arc::new(Heard::default());
+    let dispatcher = Dispatcher::new(hooks.build().unwrap())
+        .with_background(background.clone())
+        .with_detached_observer(heard.clone());
+
+    // Were the hook waited for, it would still be blocked here: it is released only below.
+    let outcome = dispatcher
+        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .await;
+    assert_eq!(outcome.decision, Decision::Allow);
+    assert_eq!(outcome.runs.len(), 1);
+    assert_eq!(outcome.runs[0].status, RunStatus::Detached);
+    assert!(outcome.additional_context.is_empty());
+    assert!(heard.0.lock().unwrap().is_empty(), "ended before release");
+
+    release.send(()).unwrap();
+    background.idle().await;
+    let heard = heard.0.lock().unwrap().clone();
+    assert_eq!(
+        heard,
+        vec![(
+            "slow-tests".to_owned(),
+            RunStatus::Completed,
+            Some("deny".to_owned()),
+            Some("3 tests failed".to_owned())
+        )]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_detached_hook_sees_earlier_rewrites_and_later_hooks_still_decide() {
+    let seen = Arc::new(Mutex::new(None));
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("dry-run", |_| async {
+            Ok(Outcome::allow().with_args(json!({"command": "make -n"})))
+        }),
+        HookOptions::default().priority(1),
+    );
+    let saw = seen.clone();
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("logger", move |ctx| {
+            let args = ctx.payload().tool_call().map(|c| c.tool_input.clone());
+            *saw.lock().unwrap() = args;
+            async { Ok(Outcome::allow()) }
+        }),
+        advisory().priority(2),
+    );
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("guard", |_| async { Ok(Outcome::deny("no make")) }),
+        HookOptions::default().priority(3),
+    );
+    let background = Background::default();
+    let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_background(background.clone());
+    let outcome = dispatcher
+        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .await;
+    background.idle().await;
+    assert!(outcome.decision.is_deny(), "{:?}", outcome.decision);
+    let statuses: Vec<_> = outcome.runs.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses,
+        [RunStatus::Completed, RunStatus::Detached, RunStatus::Completed]
+    );
+    assert_eq!(
+        seen.lock().unwrap().clone(),
+        Some(json!({"command": "make -n"}))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fire_and_forget_alone_still_runs_in_line_where_its_answer_is_needed() {
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        hook_fn("guard", |_| async { Ok(Outcome::deny("no make")) }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    hooks.register_with(
+        Event::PostToolUse,
+        hook_fn("redact", |_| async {
+            Ok(Outcome::allow().with_result(json!("[redacted]")))
+        }),
+        HookOptions::default().fire_and_forget(true),
+    );
+    let dispatcher = Dispatcher::new(hooks.build().unwrap());
+    let pre = dispatcher
+        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .await;
+    assert!(pre.decision.is_deny());
+    assert_eq!(pre.runs[0].status, RunStatus::Completed);
+    let post = dispatcher
+        .dispatch(post_tool_use("bash_code_execute_tool", json!("secret")))
+        .await;
+    assert_eq!(post.modified_result, Some(json!("[redacted]")));
+}

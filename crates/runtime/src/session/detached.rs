@@ -1,0 +1,58 @@
+//! Hooks that ran detached from the dispatch that started them: how each ended goes into the
+//! trace, and the context an advisory one left (Claude Code's `async` hooks) waits for the
+//! model's next observation.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+use tollgate_core::{DetachedObserver, NamedRun};
+use tollgate_protocol::Payload;
+
+use crate::trace::{Step, Trace};
+
+/// Context detached hooks left for the model, oldest first. Cloning shares it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Deferred(Arc<Mutex<Vec<String>>>);
+
+impl Deferred {
+    fn push(&self, context: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(context);
+    }
+
+    /// Everything left so far; what arrives later waits for the next call.
+    pub(super) fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Writes how a fire-and-forget hook run ended, once it has: a second `hook_run` line for the
+/// run, with `"detached": true`, its final status and the context it left (the dispatch's own
+/// line says only `detached`); the context is kept for the model.
+pub(super) struct DetachedToTrace {
+    pub(super) trace: Trace,
+    pub(super) deferred: Deferred,
+}
+
+impl DetachedObserver for DetachedToTrace {
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>, context: Option<&str>) {
+        let mut line = match serde_json::to_value(run.to_wire(&payload.event())) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        line.insert("detached".into(), Value::Bool(true));
+        if let Some(call) = payload.tool_call() {
+            line.insert("tool_call_id".into(), call.tool_call_id.clone().into());
+        }
+        let context = context.filter(|c| !c.trim().is_empty());
+        if let Some(context) = context {
+            line.insert("additional_context".into(), context.into());
+        }
+        self.trace.emit(Step::new("hook_run", Value::Object(line)));
+        if let Some(context) = context {
+            self.deferred.push(context.to_owned());
+        }
+    }
+}
