@@ -240,7 +240,10 @@ impl ClaudeCode {
             .side_effects
             .retain(|e| e.kind != KEEP_WORKING && e.kind != END_SESSION);
         let mut lines: Vec<String> = extras.additional_context.take().into_iter().collect();
-        let messages = extras.side_effects.iter().filter(|e| e.kind == SYSTEM_MESSAGE);
+        let messages = extras
+            .side_effects
+            .iter()
+            .filter(|e| e.kind == SYSTEM_MESSAGE);
         lines.extend(messages.filter_map(|e| e.detail.as_str().map(str::to_owned)));
         if self.rewake
             && decision.is_deny()

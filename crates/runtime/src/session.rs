@@ -39,8 +39,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tollgate_config::{Assembler, HookFile, Policy, SandboxSettings, Warning, selected_skills};
 use tollgate_core::{
-    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode,
-    Registry, ToolMatcher,
+    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode, Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
 use tollgate_handlers::http::GuardedEgress;

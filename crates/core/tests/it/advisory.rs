@@ -58,7 +58,10 @@ async fn an_advisory_hook_on_pre_tool_use_is_detached_and_its_deny_decides_nothi
 
     // Were the hook waited for, it would still be blocked here: it is released only below.
     let outcome = dispatcher
-        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .dispatch(pre_tool_use(
+            "bash_code_execute_tool",
+            json!({"command": "make"}),
+        ))
         .await;
     assert_eq!(outcome.decision, Decision::Allow);
     assert_eq!(outcome.runs.len(), 1);
@@ -109,14 +112,21 @@ async fn a_detached_hook_sees_earlier_rewrites_and_later_hooks_still_decide() {
     let background = Background::default();
     let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_background(background.clone());
     let outcome = dispatcher
-        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .dispatch(pre_tool_use(
+            "bash_code_execute_tool",
+            json!({"command": "make"}),
+        ))
         .await;
     background.idle().await;
     assert!(outcome.decision.is_deny(), "{:?}", outcome.decision);
     let statuses: Vec<_> = outcome.runs.iter().map(|r| r.status).collect();
     assert_eq!(
         statuses,
-        [RunStatus::Completed, RunStatus::Detached, RunStatus::Completed]
+        [
+            RunStatus::Completed,
+            RunStatus::Detached,
+            RunStatus::Completed
+        ]
     );
     assert_eq!(
         seen.lock().unwrap().clone(),
@@ -141,7 +151,10 @@ async fn fire_and_forget_alone_still_runs_in_line_where_its_answer_is_needed() {
     );
     let dispatcher = Dispatcher::new(hooks.build().unwrap());
     let pre = dispatcher
-        .dispatch(pre_tool_use("bash_code_execute_tool", json!({"command": "make"})))
+        .dispatch(pre_tool_use(
+            "bash_code_execute_tool",
+            json!({"command": "make"}),
+        ))
         .await;
     assert!(pre.decision.is_deny());
     assert_eq!(pre.runs[0].status, RunStatus::Completed);

@@ -287,3 +287,38 @@ async fn a_session_start_hooks_env_file_becomes_a_side_effect() {
     );
     assert_eq!(effect.effect.detail["skipped"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn an_async_hooks_answer_is_context_and_never_a_decision() {
+    let payload = call("bash_code_execute_tool", json!({"command": "make"}));
+    let blocked = br#"{"decision": "block", "reason": "stop", "systemMessage": "lint ran",
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "2 warnings",
+        "updatedInput": {"command": "make -n"}}}"#;
+    let plain = ClaudeCode::new("PreToolUse", context(Path::new("/ws")));
+    let answer = plain.interpret(&payload, Some(0), blocked, b"").unwrap();
+    assert!(answer.decision.is_deny(), "{answer:?}");
+
+    let asynchronous = ClaudeCode::new("PreToolUse", context(Path::new("/ws"))).record_only(true);
+    let answer = asynchronous
+        .interpret(&payload, Some(0), blocked, b"")
+        .unwrap();
+    assert_eq!(answer.decision, Decision::Allow);
+    assert_eq!(answer.rewrite(), None);
+    assert_eq!(answer.additional_context(), Some("2 warnings\nlint ran"));
+    // A plain `async` hook's exit 2 is dropped; `asyncRewake` hands its stderr to the model.
+    let answer = asynchronous
+        .interpret(&payload, Some(2), b"", b"3 tests failed")
+        .unwrap();
+    assert_eq!(
+        (answer.decision.clone(), answer.additional_context()),
+        (Decision::Allow, None)
+    );
+    let rewake = ClaudeCode::new("PreToolUse", context(Path::new("/ws"))).rewake(true);
+    let answer = rewake
+        .interpret(&payload, Some(2), b"", b"3 tests failed")
+        .unwrap();
+    assert_eq!(
+        (answer.decision.clone(), answer.additional_context()),
+        (Decision::Allow, Some("3 tests failed"))
+    );
+}
