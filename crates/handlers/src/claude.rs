@@ -258,8 +258,8 @@ impl ClaudeCode {
 
 /// A hook of another kind in Claude Code's dialect: an llm judge for a `type: prompt` hook, or
 /// a hook that could not be built. It runs where the group's matcher and `if` say, sees the
-/// payload its own kind sends, and its deny on `Stop` keeps the session working, as a Claude
-/// Code prompt hook's `ok: false` does.
+/// payload its own kind sends, and its deny on `Stop` (`SubagentStop`) keeps the session (the
+/// sub-agent) working, as a Claude Code prompt hook's `ok: false` does.
 pub struct ClaudeCodeHook {
     inner: Arc<dyn Hook>,
     claude: ClaudeCode,
@@ -301,7 +301,7 @@ impl Hook for ClaudeCodeHook {
     fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
         Box::pin(async move {
             let outcome = self.inner.execute(ctx).await?;
-            let stop = self.claude.event_name == "Stop";
+            let stop = matches!(self.claude.event_name.as_str(), "Stop" | "SubagentStop");
             let kept = outcome
                 .side_effects()
                 .iter()

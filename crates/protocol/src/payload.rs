@@ -256,6 +256,9 @@ pub struct SubagentStop {
     pub duration: Duration,
     /// What it returned, or why it did not.
     pub ending: SubagentEnding,
+    /// How many times the caller's hooks kept this sub-agent working when it had completed
+    /// (Claude Code's SubagentStop `decision: block`); 0 the first time it stops.
+    pub continued: u32,
 }
 
 /// The result or the error of a sub-agent; never both.

@@ -213,6 +213,9 @@ struct Ending {
     /// `session_end` was already dispatched (a completed session asks its hooks whether to
     /// keep working before it ends).
     dispatched: bool,
+    /// A completed sub-agent's conversation, its answer last: its caller's `subagent_stop`
+    /// hooks may keep it working ([`Session::keep_working`]).
+    conversation: Option<Vec<Message>>,
 }
 
 impl Ending {
@@ -223,6 +226,7 @@ impl Ending {
             error: None,
             turns,
             dispatched: false,
+            conversation: None,
         }
     }
 
@@ -962,11 +966,17 @@ impl<'s> Session<'s> {
                     dispatched: true,
                     ..Ending::new(EndStatus::Completed, turns)
                 };
+                messages.push(answer);
                 match self.completed(&ending).await {
                     Some(reason) => {
-                        messages.push(answer);
                         messages.push(claude::feedback(&reason));
                         continue;
+                    }
+                    None if self.depth > 0 => {
+                        return Ending {
+                            conversation: Some(messages),
+                            ..ending
+                        };
                     }
                     None => return ending,
                 }

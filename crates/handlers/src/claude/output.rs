@@ -214,10 +214,9 @@ fn exit_two(event_name: &str, stderr: &str) -> Outcome {
         }
     };
     match event_name {
-        "PreToolUse" | "UserPromptSubmit" | "SubagentStop" | "PermissionRequest" => {
-            Outcome::deny(reason())
-        }
-        "Stop" => keep_working(reason()),
+        "PreToolUse" | "UserPromptSubmit" | "PermissionRequest" => Outcome::deny(reason()),
+        // The (sub-)agent goes on with the reason as its next message.
+        "Stop" | "SubagentStop" => keep_working(reason()),
         "PostToolUse" | "PostToolUseFailure" if !stderr.is_empty() => {
             Outcome::allow().with_context(stderr)
         }
@@ -276,8 +275,8 @@ fn json_outcome(
     match (event_name, wire.decision.as_deref()) {
         (_, None) => {}
         // `continue: false` wins: the session stops for real.
-        ("Stop", Some("block")) if stop => {}
-        ("Stop", Some("block")) => {
+        ("Stop" | "SubagentStop", Some("block")) if stop => {}
+        ("Stop" | "SubagentStop", Some("block")) => {
             let why = block_reason
                 .clone()
                 .unwrap_or_else(|| "a Stop hook asked to keep working".into());

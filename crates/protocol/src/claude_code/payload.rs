@@ -178,9 +178,11 @@ fn event_fields(
                 SubagentEnding::Error(_) | SubagentEnding::Pending => String::new(),
             };
             subagent_stop(out, &stop.task_id, &stop.agent_type, last, ctx);
+            out.insert("stop_hook_active".into(), json!(stop.continued > 0));
         }
         EventData::SubagentCancel(cancel) => {
             subagent_stop(out, &cancel.task_id, &cancel.agent_type, String::new(), ctx);
+            out.insert("stop_hook_active".into(), json!(false));
         }
         EventData::ApprovalCorrection(correction) => {
             call(&correction.call, out);
@@ -229,7 +231,6 @@ fn subagent_stop(
     out.insert("agent_id".into(), json!(id));
     out.insert("agent_type".into(), json!(agent_type));
     out.insert("agent_transcript_path".into(), json!(ctx.transcript_path));
-    out.insert("stop_hook_active".into(), json!(false));
     out.insert("last_assistant_message".into(), json!(last));
 }
 
@@ -314,6 +315,7 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
             ending: text("last_assistant_message").map_or(SubagentEnding::Pending, |t| {
                 SubagentEnding::Result(json!(t))
             }),
+            continued: u32::from(object.get("stop_hook_active") == Some(&Value::Bool(true))),
         }),
         Event::PermissionRequest => EventData::PermissionRequest(PermissionRequest {
             call: call()?,

@@ -208,6 +208,9 @@ pub struct SubagentStopWire {
     /// Why it failed or stopped (never together with `result`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How many times a hook kept this sub-agent working when it had completed; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub continued: u32,
 }
 
 /// Fields of `subagent_cancel`.
@@ -506,6 +509,7 @@ fn subagent_stop_wire(stop: &SubagentStop) -> SubagentStopWire {
         duration_seconds: stop.duration.as_secs_f64(),
         result,
         error,
+        continued: stop.continued,
     }
 }
 
@@ -658,6 +662,7 @@ fn subagent_stop(f: SubagentStopWire) -> Result<SubagentStop> {
         status,
         duration,
         ending,
+        continued: f.continued,
     })
 }
 

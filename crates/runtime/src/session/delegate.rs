@@ -12,6 +12,9 @@ use tollgate_protocol::{
     Decision, SubagentCancel, SubagentEnding, SubagentStart, SubagentStatus, SubagentStop, ToolCall,
 };
 
+use tollgate_core::DispatchOutcome;
+
+use super::claude::{self, MAX_KEEP_WORKING};
 use super::{About, EndStatus, Ending, FORCE_STOP_GRACE, MAX_DEPTH, Session, SessionSetup, new_id};
 use crate::agent::AgentDef;
 use crate::gate::Approval;
@@ -71,6 +74,7 @@ impl Session<'_> {
             status,
             duration: begun.elapsed(),
             ending,
+            continued: 0,
         };
         let (refusal, approval) = match &started.decision {
             Decision::Allow => (None, None),
@@ -170,9 +174,9 @@ impl Session<'_> {
             }
         };
         let hard = timeout.saturating_mul(3);
-        let mut body = child.run_body(&task);
-        let ending = match tokio::time::timeout(hard, &mut body).await {
-            Ok(ending) => ending,
+        let mut body = Box::pin(self.supervise(&child, &task, &stop, about));
+        let (ending, stopped) = match tokio::time::timeout(hard, &mut body).await {
+            Ok(ended) => ended,
             Err(_) => {
                 // Force-stop: cancel the sub-agent so its running tool is killed and its
                 // `post_tool_use_cancelled` still fires; if it does not wind down within the
@@ -183,16 +187,17 @@ impl Session<'_> {
                 ));
                 child_cancel.cancel();
                 let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
-                let turns = ending.as_ref().map_or(0, |e| e.turns);
+                let turns = ending.as_ref().map_or(0, |(e, _)| e.turns);
                 let why = format!(
                     "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
                     hard.as_secs(),
                     timeout.as_secs()
                 );
-                Ending {
+                let ending = Ending {
                     error: Some(why),
                     ..Ending::new(EndStatus::Cancelled, turns)
-                }
+                };
+                (ending, false)
             }
         };
         drop(body);
@@ -234,8 +239,60 @@ impl Session<'_> {
             Ok(answer) => SubagentEnding::Result(answer.clone()),
             Err(why) => SubagentEnding::Error(why.clone()),
         };
-        self.stop_subagent(stop(status, ending), about).await;
+        if !stopped {
+            self.stop_subagent(stop(status, ending), about).await;
+        }
         outcome.map_err(ToolError::new)
+    }
+
+    /// The sub-agent's run, from its task to its last turn. Each time it completes, the
+    /// caller's `subagent_stop` hooks hear it first: a block (Claude Code's SubagentStop
+    /// `decision: block`) keeps it working, the reason its next user message, at most
+    /// [`MAX_KEEP_WORKING`] times in a row. Otherwise that dispatch was the delegation's
+    /// `subagent_stop`: the second value says so.
+    async fn supervise(
+        &self,
+        child: &Session<'_>,
+        task: &str,
+        stop: &(dyn Fn(SubagentStatus, SubagentEnding) -> SubagentStop + Sync),
+        about: About<'_>,
+    ) -> (Ending, bool) {
+        let mut ending = child.run_body(task).await;
+        let mut continued = 0;
+        loop {
+            let Some(mut conversation) = ending.conversation.take() else {
+                return (ending, false);
+            };
+            let answer = Value::String(ending.answer.clone().unwrap_or_default());
+            let stopping = SubagentStop {
+                continued,
+                ..stop(SubagentStatus::Completed, SubagentEnding::Result(answer))
+            };
+            let task_id = stopping.task_id.clone();
+            let heard = self.stop_subagent(stopping, about).await;
+            let Some(reason) = heard.as_ref().and_then(claude::keep_working) else {
+                return (ending, true);
+            };
+            if continued >= MAX_KEEP_WORKING {
+                let why = format!(
+                    "a hook asked sub-agent `{}` to keep working {} times in a row; it stops \
+                     (\"{reason}\" is not followed)",
+                    child.def.name,
+                    continued + 1
+                );
+                let entry = "hooks.SubagentStop";
+                self.trace
+                    .emit(super::warning_step(&self.def.path, entry, &why));
+                return (ending, true);
+            }
+            continued += 1;
+            self.trace.emit(Step::new(
+                "keep_working",
+                json!({"task_id": task_id, "reason": reason, "continued": continued}),
+            ));
+            conversation.push(claude::feedback(&reason));
+            ending = child.react(conversation, ending.turns).await;
+        }
     }
 
     async fn cancel_subagent(&self, task_id: &str, agent: &str, why: &str, about: About<'_>) {
@@ -247,24 +304,24 @@ impl Session<'_> {
         self.emit(cancel, about).await;
     }
 
-    /// Records and dispatches `subagent_stop`. A cancel arriving while its hooks run wins: a
-    /// second `subagent_stop` says `cancelled` (the last one per task id counts).
-    async fn stop_subagent(&self, stop: SubagentStop, about: About<'_>) {
+    /// Records and dispatches `subagent_stop`; returns what its hooks said. A cancel arriving
+    /// while its hooks run wins: a second `subagent_stop` says `cancelled` (the last one per
+    /// task id counts), and nothing is returned.
+    async fn stop_subagent(&self, stop: SubagentStop, about: About<'_>) -> Option<DispatchOutcome> {
         let (task_id, agent) = (stop.task_id.clone(), stop.agent_type.clone());
         let duration = stop.duration;
         self.trace.emit(subagent_stop_step(&stop));
         // A cancel that arrived before the stop is part of this stop; only one that arrives
         // while the stop hooks run races them.
-        let raced = if self.cancel.is_cancelled() {
-            self.emit(stop, about).await;
-            false
+        let heard = if self.cancel.is_cancelled() {
+            Some(self.emit(stop, about).await)
         } else {
             tokio::select! {
-                _ = self.emit(stop, about) => false,
-                () = self.cancel.cancelled() => true,
+                heard = self.emit(stop, about) => Some(heard),
+                () = self.cancel.cancelled() => None,
             }
         };
-        if raced {
+        if heard.is_none() {
             let why = "the run was cancelled while the sub-agent's stop hooks ran";
             self.cancel_subagent(&task_id, &agent, why, about).await;
             let last = SubagentStop {
@@ -273,10 +330,12 @@ impl Session<'_> {
                 status: SubagentStatus::Cancelled,
                 duration,
                 ending: SubagentEnding::Error(why.into()),
+                continued: 0,
             };
             self.trace.emit(subagent_stop_step(&last));
             self.emit(last, about).await;
         }
+        heard
     }
 }
 
@@ -288,6 +347,9 @@ fn subagent_stop_step(stop: &SubagentStop) -> Step {
         "success": stop.status == SubagentStatus::Completed,
         "duration_seconds": stop.duration.as_secs_f64(),
     });
+    if stop.continued > 0 {
+        fields["continued"] = stop.continued.into();
+    }
     match &stop.ending {
         SubagentEnding::Result(result) => fields["result"] = result.clone(),
         SubagentEnding::Error(error) => fields["error"] = error.clone().into(),

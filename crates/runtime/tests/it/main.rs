@@ -10,4 +10,5 @@ mod isolation;
 mod lifecycle;
 mod openai;
 mod resume;
+mod subagent_stop;
 mod support;
