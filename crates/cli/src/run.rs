@@ -126,7 +126,7 @@ pub fn run(args: Run) -> Result<ExitCode> {
     let console = Arc::new(Console::new());
     let approvals_db =
         (!args.no_approvals).then(|| args.db.clone().unwrap_or_else(crate::approvals::default_db));
-    let renderer = Renderer::new(Arc::clone(&console), approvals_db).with_status_messages(&agent);
+    let renderer = Renderer::new(Arc::clone(&console), approvals_db);
     let mut sinks: Vec<Arc<dyn TraceSink>> = vec![Arc::new(renderer)];
     if let Some(path) = &args.trace {
         let config = std::iter::once(agent.path.as_str())
@@ -366,8 +366,6 @@ struct Renderer {
     failures: failures::Failures,
     /// The approval database, for the command a waiting line shows.
     db: Option<PathBuf>,
-    /// The `statusMessage` of hooks declared in Claude Code's shape, by hook name.
-    status: std::collections::HashMap<String, String>,
 }
 
 impl Renderer {
@@ -376,33 +374,7 @@ impl Renderer {
             console,
             failures: failures::Failures::default(),
             db,
-            status: std::collections::HashMap::new(),
         }
-    }
-
-    /// Shows the `statusMessage` of the agent's hooks (its hook files' and skills') when they
-    /// run.
-    fn with_status_messages(mut self, agent: &tollgate_runtime::AgentDef) -> Self {
-        let names: Vec<String> = agent
-            .skills
-            .names()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let skills = agent.skills.hooks_for(&names);
-        let specs = agent
-            .hook_files
-            .iter()
-            .flat_map(|f| &f.hooks)
-            .chain(&skills);
-        for spec in specs {
-            if let tollgate_config::Dialect::ClaudeCode(claude) = &spec.dialect
-                && let Some(message) = &claude.status_message
-            {
-                self.status.insert(spec.name.clone(), message.clone());
-            }
-        }
-        self
     }
 }
 
@@ -469,15 +441,12 @@ impl TraceSink for Renderer {
                 ));
                 console.spin(format!("hooks: pre_tool_use for {}", field("tool_name")));
             }
+            // A Claude Code hook's `statusMessage`, the moment the hook starts.
+            "hook_status" => console.say(&format!(
+                "{pad}  · {tag}{}",
+                shorten(&field("message"), 200)
+            )),
             "hook_run" => {
-                if let Some(message) = line
-                    .get("hook")
-                    .and_then(Value::as_str)
-                    .and_then(|hook| self.status.get(hook))
-                    .filter(|_| line.get("detached").is_none())
-                {
-                    console.say(&format!("{pad}  · {}", shorten(message, 200)));
-                }
                 if let Some(late) = self.failures.hook_run(line, &pad, &tag) {
                     console.say(&late);
                 }

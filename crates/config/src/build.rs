@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tollgate_core::{
     BoxFuture, Hook, HookContext, HookError, HookOptions, RegistryBuilder, ToolMatcher,
 };
-use tollgate_handlers::claude::{ClaudeCode, ClaudeCodeHook, Matcher, Rule};
+use tollgate_handlers::claude::{ClaudeCode, ClaudeCodeHook, Matcher, Rule, StatusBoard};
 use tollgate_handlers::command::{Containment, Network, Policy as SandboxPolicy};
 use tollgate_handlers::llm::Endpoint;
 use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
@@ -101,6 +101,7 @@ pub struct Assembler<'a> {
     policy: Policy,
     env: EnvLookup,
     claude: Arc<ClaudeContext>,
+    status: StatusBoard,
     builder: RegistryBuilder,
     resolved: Vec<ResolvedHook>,
     warnings: Vec<Warning>,
@@ -114,6 +115,9 @@ pub struct Assembled {
     pub hooks: Vec<ResolvedHook>,
     /// Hooks skipped because they could not be built.
     pub warnings: Vec<Warning>,
+    /// Where the `statusMessage`s of the hooks declared in Claude Code's shape go when they
+    /// start: attach a sink to show them.
+    pub status: StatusBoard,
 }
 
 impl<'a> Assembler<'a> {
@@ -126,6 +130,7 @@ impl<'a> Assembler<'a> {
             policy,
             env: Arc::new(|name| std::env::var(name).ok()),
             claude: Arc::new(ClaudeContext::default()),
+            status: StatusBoard::default(),
             builder: RegistryBuilder::new(),
             resolved: Vec::new(),
             warnings: Vec::new(),
@@ -256,6 +261,7 @@ impl<'a> Assembler<'a> {
             builder: self.builder,
             hooks: self.resolved,
             warnings: self.warnings,
+            status: self.status,
         }
     }
 
@@ -368,6 +374,9 @@ impl<'a> Assembler<'a> {
             .once(spec.once)
             .record_only(spec.record_only)
             .rewake(spec.rewake);
+        if let Some(message) = &spec.status_message {
+            claude = claude.status_message(message, self.status.clone());
+        }
         if let Some(rule) = &spec.rule {
             claude = claude.rule(Rule::parse(rule, &self.claude.cwd, home.as_deref())?);
         }

@@ -22,6 +22,7 @@ pub mod env;
 mod matcher;
 pub mod output;
 mod rule;
+mod status;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +36,7 @@ use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 pub use matcher::Matcher;
 pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, PERMISSION_GRANTED, SYSTEM_MESSAGE};
 pub use rule::Rule;
+pub use status::{StatusBoard, StatusSink};
 
 /// The side effect a `SessionStart` hook's `CLAUDE_ENV_FILE` becomes: `{"set": {NAME: VALUE},
 /// "skipped": [why]}` (see [`env`]).
@@ -49,6 +51,8 @@ pub struct ClaudeCode {
     once: Option<AtomicBool>,
     record_only: bool,
     rewake: bool,
+    /// The `statusMessage`, and where it goes.
+    status: Option<(String, StatusBoard)>,
     context: Arc<ClaudeContext>,
     plugin_root: Option<PathBuf>,
     skill_dir: Option<PathBuf>,
@@ -66,6 +70,7 @@ impl ClaudeCode {
             once: None,
             record_only: false,
             rewake: false,
+            status: None,
             context,
             plugin_root: None,
             skill_dir: None,
@@ -110,6 +115,22 @@ impl ClaudeCode {
         self.rewake = rewake;
         self.record_only |= rewake;
         self
+    }
+
+    /// Claude Code's `statusMessage`: shown on `board` each time the hook starts
+    /// ([`ClaudeCode::started`]).
+    #[must_use]
+    pub fn status_message(mut self, message: impl Into<String>, board: StatusBoard) -> Self {
+        self.status = Some((message.into(), board));
+        self
+    }
+
+    /// The hook named `hook` starts for `payload`: its `statusMessage`, if it has one, goes to
+    /// its board. Hook kinds call this right before they run.
+    pub fn started(&self, hook: &str, payload: &Payload) {
+        if let Some((message, board)) = &self.status {
+            board.show(hook, message, payload);
+        }
     }
 
     /// The plugin the hook comes from (`CLAUDE_PLUGIN_ROOT`, `CLAUDE_PLUGIN_DATA`).
@@ -300,6 +321,7 @@ impl Hook for ClaudeCodeHook {
 
     fn execute(&self, ctx: HookContext) -> BoxFuture<'_, Result<Outcome, HookError>> {
         Box::pin(async move {
+            self.claude.started(self.inner.name(), ctx.payload());
             let outcome = self.inner.execute(ctx).await?;
             let stop = matches!(self.claude.event_name.as_str(), "Stop" | "SubagentStop");
             let kept = outcome

@@ -419,7 +419,10 @@ impl CommandHook {
         self.check_programs()?;
         let event = ctx.event();
         let payload = match &self.claude {
-            Some(claude) => claude.payload(ctx.payload()),
+            Some(claude) => {
+                claude.started(&self.name, ctx.payload());
+                claude.payload(ctx.payload())
+            }
             None => PayloadWire::from(ctx.payload()).to_json(),
         };
         let cwd = confine::working_dir(self.cwd.as_deref());

@@ -170,7 +170,10 @@ impl HttpHook {
 
     async fn run(&self, ctx: HookContext) -> Result<Outcome, HookError> {
         let body = match &self.claude {
-            Some(claude) => serde_json::to_vec(&claude.payload(ctx.payload()))?,
+            Some(claude) => {
+                claude.started(&self.name, ctx.payload());
+                serde_json::to_vec(&claude.payload(ctx.payload()))?
+            }
             None => serde_json::to_vec(&PayloadWire::from(ctx.payload()))?,
         };
         let parse = |body: &[u8]| match &self.claude {

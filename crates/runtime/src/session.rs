@@ -42,6 +42,7 @@ use tollgate_core::{
     Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode, Registry, ToolMatcher,
 };
 use tollgate_handlers::ClassTable;
+use tollgate_handlers::claude::StatusBoard;
 use tollgate_handlers::http::GuardedEgress;
 use tollgate_protocol::claude_code::ClaudeContext;
 use tollgate_protocol::wire::SideEffectWire;
@@ -70,7 +71,7 @@ mod protect;
 mod resume;
 
 use delegate::call_agent_spec;
-use detached::{Deferred, DetachedToTrace};
+use detached::{Deferred, DetachedToTrace, StatusToTrace};
 use protect::protected_writable;
 pub use resume::Journal;
 
@@ -406,6 +407,9 @@ pub struct Assembly {
     pub shell: Option<SandboxPolicy>,
     /// Variables the admin files pass through to the shell tool.
     pub shell_env: Vec<String>,
+    /// Where the `statusMessage`s of Claude Code hooks go when they start (a session sends
+    /// them to its trace as `hook_status` lines).
+    pub status: StatusBoard,
 }
 
 /// The first configuration file of the run (agent file, its hook files and skill folders, its
@@ -522,6 +526,7 @@ pub fn assemble_for(
         warnings: assembled.warnings,
         shell,
         shell_env,
+        status: assembled.status,
     })
 }
 
@@ -657,6 +662,9 @@ impl<'s> Session<'s> {
         let skills = assembly.skills;
         let registry = assembly.registry;
         let (shell, shell_env) = (assembly.shell, assembly.shell_env);
+        assembly
+            .status
+            .attach(Arc::new(StatusToTrace(trace.clone())));
         let deferred = Deferred::default();
         let detached = DetachedToTrace {
             trace: trace.clone(),

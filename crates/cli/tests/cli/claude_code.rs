@@ -307,3 +307,68 @@ fn an_async_hook_never_holds_a_call_and_its_context_reaches_a_later_turn() {
         "{runs:?}"
     );
 }
+
+#[test]
+fn a_status_message_shows_while_its_hook_runs() {
+    use std::io::BufRead;
+
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("ws")).unwrap();
+    // The hook runs until the test has seen its message: shown only once it ended, the message
+    // would come after the hook's deadline, and its run would be `timed_out`.
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "statusMessage": "Waiting for the go", "timeout": 20,
+        "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/go\" ]; do sleep 0.05; done"
+    }]}]}});
+    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
+    let script = [
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "bash_code_execute_tool", "arguments": "{\"command\":\"echo hi\"}"}}]}),
+        json!({"role": "assistant", "content": "done"}),
+    ];
+    let script: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
+    let trace = base.join("trace.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args([
+            "run",
+            "--hooks",
+            "hooks.json",
+            "--model",
+            "scripted:script.jsonl",
+        ])
+        .args(["--workspace", "ws", "--no-approvals", "--trace"])
+        .args([trace.to_str().unwrap(), "go"])
+        .current_dir(&base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line).unwrap();
+        assert!(read > 0, "the run ended without the message: {seen}");
+        seen.push_str(&line);
+        if line.contains("· Waiting for the go") {
+            break;
+        }
+    }
+    std::fs::write(base.join("ws/go"), "").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{seen}{rest}");
+    let runs: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "hook_run")
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["status"], "completed", "{runs:?}");
+    assert!(rest.contains("done"), "{rest}");
+}

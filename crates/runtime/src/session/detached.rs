@@ -1,11 +1,12 @@
-//! Hooks that ran detached from the dispatch that started them: how each ended goes into the
-//! trace, and the context an advisory one left (Claude Code's `async` hooks) waits for the
-//! model's next observation.
+//! What hooks report outside their dispatch's record: how a detached one ended (into the
+//! trace; the context an advisory one left, Claude Code's `async` hooks, waits for the model's
+//! next observation), and a Claude Code hook's `statusMessage` when it starts.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tollgate_core::{DetachedObserver, NamedRun};
+use tollgate_handlers::claude::StatusSink;
 use tollgate_protocol::Payload;
 
 use crate::trace::{Step, Trace};
@@ -54,5 +55,21 @@ impl DetachedObserver for DetachedToTrace {
         if let Some(context) = context {
             self.deferred.push(context.to_owned());
         }
+    }
+}
+
+/// Writes a `hook_status` line when a hook with a `statusMessage` starts: `{hook, message}`,
+/// and the call's `tool_call_id` on tool events. `tollgate run` prints it at once; the server
+/// streams it.
+pub(super) struct StatusToTrace(pub(super) Trace);
+
+impl StatusSink for StatusToTrace {
+    fn started(&self, hook: &str, message: &str, payload: &Payload) {
+        let mut line =
+            json!({"hook": hook, "message": message, "event": payload.event().to_string()});
+        if let Some(call) = payload.tool_call() {
+            line["tool_call_id"] = call.tool_call_id.clone().into();
+        }
+        self.0.emit(Step::new("hook_status", line));
     }
 }

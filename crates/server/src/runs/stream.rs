@@ -37,6 +37,7 @@ pub(crate) fn event_name(line: &Value) -> String {
         "tool_call" => "tool.call",
         "tool_started" => "tool.started",
         "hook_run" => "hook.run",
+        "hook_status" => "hook.status",
         "dispatch" if text("event") == "pre_tool_use" => "tool.decision",
         "dispatch" => "hook.dispatch",
         "approval_waiting" => "approval.waiting",
