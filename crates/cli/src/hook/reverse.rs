@@ -1,20 +1,17 @@
 //! Rewritten tollgate arguments back in the host's field names, for `updatedInput`.
 //!
 //! The replay mapping (`crate::replay::mapping`) turns a host call into a runtime call
-//! (`Bash {command, description}` → `bash_code_execute_tool {command}`). When hooks rewrite
-//! the runtime call, the host needs the rewrite in its own names: this module is the thin
-//! reverse of that mapping, field by field. It starts from the host's input as sent (so
-//! `description`, `run_in_background` and other fields the mapping drops are kept) and writes
-//! only the fields the rewrite changed:
+//! (`Bash {command, description}` → `bash_code_execute_tool {command}`) through the one table
+//! of Claude Code's tools, [`tollgate_protocol::claude_code::TOOLS`]. When hooks rewrite the
+//! runtime call, the host needs the rewrite in its own names: this module reads the same rows
+//! backwards, field by field, and keeps no table of its own. It starts from the host's input as
+//! sent (so `description`, `run_in_background` and other fields the mapping drops are kept) and
+//! writes only the fields the rewrite changed, under the row's Claude Code name, times the
+//! field's unit factor (`timeout_seconds` 30 → `timeout` 30000). Paths are copied: the bridge
+//! maps without a workspace, as replay does.
 //!
-//! | tollgate field | Claude Code field | Codex field |
-//! |---|---|---|
-//! | `bash_code_execute_tool.command` | `Bash.command` | `Bash.command` |
-//! | `bash_code_execute_tool.timeout_seconds` | `Bash.timeout` (× 1000, ms) | — |
-//! | `read_file.path` | `Read.file_path` | — |
-//! | `write_file.path`, `.content` | `Write.file_path`, `.content`; `Edit.file_path`, `.new_string` | — |
-//! | `write_file.old_string`, `.replace_all`, `.edits` | `Edit.…`, `MultiEdit.edits` | — |
-//! | `call_agent.agent`, `.task` | `Task`/`Agent` `.subagent_type`, `.prompt` | — |
+//! Codex sends its shell tool as `Bash {command}`: the same row, less the fields Codex's tool
+//! lacks ([`CODEX_LACKS`]).
 //!
 //! A tool the mapping leaves alone (`Glob`, MCP tools, Codex's `apply_patch`) is rewritten as
 //! is. A rewrite of a field with no host counterpart (a `timeout_seconds` for Codex's shell,
@@ -22,56 +19,23 @@
 //! and the bridge denies the call rather than run something no hook approved.
 
 use serde_json::Value;
+use tollgate_protocol::claude_code::{self, Field};
 
 use super::host::{HostTool, Protocol};
 
-/// One field of a mapped tool: its tollgate name, its host name, and the factor from ours to
-/// theirs (1000 for seconds → milliseconds).
-struct Field {
-    ours: &'static str,
-    theirs: &'static str,
-    factor: u64,
-}
+/// Fields of Claude Code's tools (tool, Claude Code's field name) that Codex's tool of the
+/// same name does not have.
+const CODEX_LACKS: [(&str, &str); 1] = [("Bash", "timeout")];
 
-const fn field(ours: &'static str, theirs: &'static str) -> Field {
-    Field {
-        ours,
-        theirs,
-        factor: 1,
-    }
-}
-
-const CLAUDE_BASH: [Field; 2] = [
-    field("command", "command"),
-    Field {
-        ours: "timeout_seconds",
-        theirs: "timeout",
-        factor: 1000,
-    },
-];
-const CODEX_BASH: [Field; 1] = [field("command", "command")];
-const READ: [Field; 1] = [field("path", "file_path")];
-const WRITE: [Field; 2] = [field("path", "file_path"), field("content", "content")];
-const EDIT: [Field; 4] = [
-    field("path", "file_path"),
-    field("content", "new_string"),
-    field("old_string", "old_string"),
-    field("replace_all", "replace_all"),
-];
-const MULTI_EDIT: [Field; 2] = [field("path", "file_path"), field("edits", "edits")];
-const AGENT: [Field; 2] = [field("agent", "subagent_type"), field("task", "prompt")];
-
-fn fields(protocol: Protocol, host_tool: &str) -> &'static [Field] {
-    match (protocol, host_tool) {
-        (Protocol::ClaudeCode, "Bash") => &CLAUDE_BASH,
-        (Protocol::Codex, "Bash") => &CODEX_BASH,
-        (_, "Read") => &READ,
-        (_, "Write") => &WRITE,
-        (_, "Edit") => &EDIT,
-        (_, "MultiEdit") => &MULTI_EDIT,
-        (_, "Task" | "Agent") => &AGENT,
-        _ => &[],
-    }
+/// The fields of the host's tool `host_tool`, in the table's rows.
+fn fields(protocol: Protocol, host_tool: &str) -> impl Iterator<Item = &'static Field> + '_ {
+    let row = claude_code::tool(host_tool).filter(|row| row.runtime.is_some());
+    let lacks = move |field: &&Field| {
+        protocol == Protocol::Codex && CODEX_LACKS.contains(&(host_tool, field.theirs))
+    };
+    row.map_or(&[][..], |row| row.fields)
+        .iter()
+        .filter(move |field| !lacks(field))
 }
 
 /// The host's input for `tool` after hooks rewrote its tollgate arguments to `rewritten`.
@@ -92,47 +56,45 @@ pub fn to_host(protocol: Protocol, tool: &HostTool, rewritten: &Value) -> Result
         // The mapping left the call as sent: its fields are the host's.
         return Ok(Value::Object(rewritten.clone()));
     }
-    let table = fields(protocol, &tool.name);
+    let find = |key: &str| {
+        fields(protocol, &tool.name)
+            .find(|f| f.ours == key)
+            .ok_or_else(|| {
+                format!(
+                    "hooks rewrote `{key}`, which the host's `{}` tool has no field for",
+                    tool.name
+                )
+            })
+    };
     let mut out = host.clone();
     for (key, value) in rewritten {
         if before.get(key) != Some(value) {
-            let field = find(table, key, &tool.name)?;
+            let field = find(key)?;
             out.insert(field.theirs.to_owned(), scaled(field, value)?);
         }
     }
     for key in before.keys().filter(|k| !rewritten.contains_key(*k)) {
-        out.remove(find(table, key, &tool.name)?.theirs);
+        out.remove(find(key)?.theirs);
     }
     Ok(Value::Object(out))
 }
 
-fn find<'a>(table: &'a [Field], key: &str, tool: &str) -> Result<&'a Field, String> {
-    table.iter().find(|f| f.ours == key).ok_or_else(|| {
-        format!("hooks rewrote `{key}`, which the host's `{tool}` tool has no field for")
-    })
-}
-
+/// `value` in the host's units; no workspace, so paths are copied.
 fn scaled(field: &Field, value: &Value) -> Result<Value, String> {
-    if field.factor == 1 {
-        return Ok(value.clone());
-    }
-    value
-        .as_u64()
-        .and_then(|n| n.checked_mul(field.factor))
-        .map(Value::from)
-        .ok_or_else(|| {
-            format!(
-                "hooks rewrote `{}` to a value that is no whole number",
-                field.ours
-            )
-        })
+    field.claude_value(value, None).ok_or_else(|| {
+        format!(
+            "hooks rewrote `{}` to a value that is no whole number",
+            field.ours
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use serde_json::json;
+    use serde_json::{Map, json};
+    use tollgate_protocol::claude_code::{Kind, TOOLS, to_claude};
 
     use super::*;
     use crate::replay::mapping::{ToolNames, map_claude};
@@ -246,5 +208,82 @@ mod tests {
         let unfit = tool("Bash", json!({"cmd": "ls"}));
         let out = to_host(Protocol::ClaudeCode, &unfit, &json!({"cmd": "ls -l"}));
         assert_eq!(out.unwrap(), json!({"cmd": "ls -l"}));
+    }
+
+    /// A well-formed value of `kind`, as the host sends it.
+    fn example(kind: Kind) -> Value {
+        match kind {
+            Kind::Text => json!("text"),
+            Kind::Path => json!("/ws/a.txt"),
+            Kind::TextOr(_) => json!("Explore"),
+            Kind::Flag => json!(true),
+            Kind::Duration => json!(5000),
+            Kind::List => json!([{"old_string": "o", "new_string": "n"}]),
+        }
+    }
+
+    /// Another value of the same JSON type.
+    fn changed(value: &Value) -> Value {
+        match value {
+            Value::String(s) => json!(format!("{s}-2")),
+            Value::Bool(b) => json!(!b),
+            Value::Number(n) => json!(n.as_u64().unwrap() + 1),
+            Value::Array(items) => {
+                let mut items = items.clone();
+                items.push(json!({"old_string": "x", "new_string": "y"}));
+                Value::Array(items)
+            }
+            other => panic!("no example is {other}"),
+        }
+    }
+
+    /// The host's keys whose value differs between `a` and `b`.
+    fn differing(a: &Value, b: &Value) -> Vec<String> {
+        let (a, b) = (a.as_object().unwrap(), b.as_object().unwrap());
+        let mut keys: Vec<String> = a.keys().chain(b.keys()).cloned().collect();
+        keys.sort();
+        keys.dedup();
+        keys.retain(|k| a.get(k) != b.get(k));
+        keys
+    }
+
+    /// For every row of the shared table and every field: a rewrite of that one field lands on
+    /// the host's input under the name, and with the value, `to_claude` gives it; a field only
+    /// tollgate has is refused by the bridge and dropped by `to_claude`.
+    #[test]
+    fn the_bridge_and_to_claude_agree_on_every_rows_field_names() {
+        for row in TOOLS.iter().filter(|r| r.runtime.is_some()) {
+            let sent: Map<String, Value> = row
+                .fields
+                .iter()
+                .map(|f| (f.theirs.to_owned(), example(f.kind)))
+                .collect();
+            let host = tool(row.name, Value::Object(sent));
+            let before = &host.mapped.tool_input;
+            let (_, claude_before) = to_claude(&host.mapped.tool_name, before, None);
+            for field in row.fields {
+                let mut rewritten = before.clone();
+                rewritten[field.ours] = changed(&before[field.ours]);
+                let out = to_host(Protocol::ClaudeCode, &host, &rewritten).unwrap();
+                let (_, claude) = to_claude(&host.mapped.tool_name, &rewritten, None);
+                assert_eq!(differing(&host.input, &out), [field.theirs], "{}", row.name);
+                assert!(differing(&claude_before, &claude).contains(&field.theirs.to_owned()));
+                assert_eq!(out[field.theirs], claude[field.theirs], "{}", field.theirs);
+
+                let codex = to_host(Protocol::Codex, &host, &rewritten);
+                match (row.name, field.theirs) {
+                    ("Bash", "timeout") => assert!(codex.is_err()),
+                    _ => assert_eq!(codex.unwrap(), out, "{}.{}", row.name, field.theirs),
+                }
+            }
+            if let Some(derived) = row.ours_only {
+                let mut rewritten = before.clone();
+                rewritten[derived.name] = json!("new text");
+                let err = to_host(Protocol::ClaudeCode, &host, &rewritten).unwrap_err();
+                assert!(err.contains(derived.name), "{err}");
+                let (_, claude) = to_claude(&host.mapped.tool_name, &rewritten, None);
+                assert!(claude.get(derived.name).is_none(), "{}", row.name);
+            }
+        }
     }
 }

@@ -1,15 +1,9 @@
-//! Claude Code tool calls as tollgate runtime tool calls (`docs/replay.md` has the table), with
-//! the one mapping [`tollgate_protocol::claude_code`] keeps for every part of tollgate.
-//!
-//! | Claude Code | tollgate | `tool_input` |
-//! |---|---|---|
-//! | `Bash` | `bash_code_execute_tool` | `{command, timeout_seconds?}` (`timeout` ms / 1000) |
-//! | `Read` | `read_file` | `{path}` (`file_path`) |
-//! | `Write` | `write_file` | `{path, content}` |
-//! | `Edit` | `write_file` | `{path, content: new_string, old_string, replace_all?}` |
-//! | `MultiEdit` | `write_file` | `{path, content: every new_string joined by "\n", edits}` |
-//! | `Task`, `Agent` | `call_agent` | `{agent: subagent_type or "general-purpose", task: prompt}` |
-//! | anything else | unchanged | unchanged |
+//! Claude Code tool calls as tollgate runtime tool calls (`docs/replay.md` has the table),
+//! read off the one table [`tollgate_protocol::claude_code::TOOLS`] every part of tollgate
+//! uses (`Bash {command, timeout}` → `bash_code_execute_tool {command, timeout_seconds}`,
+//! `Read`/`Write`/`Edit`/`MultiEdit` → `read_file`/`write_file`, `Task`/`Agent` →
+//! `call_agent`; anything else unchanged). The hook bridge writes rewrites back through the
+//! same rows (`crate::hook::reverse`).
 //!
 //! A call whose input does not fit its row (`Bash` without a string `command`, `Task` without
 //! `prompt`) is not dropped: it is dispatched as recorded, name and input unchanged, and the
