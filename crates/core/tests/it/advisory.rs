@@ -12,9 +12,12 @@ use tollgate_protocol::{Decision, Event, Outcome, Payload, RunStatus};
 
 use crate::support::{post_tool_use, pre_tool_use};
 
-/// What the observer heard: the hook's name, its status, its decision and its context.
+/// One ended run as the observer heard it: the hook's name, its status, its decision and its
+/// context.
+type Ended = (String, RunStatus, Option<String>, Option<String>);
+
 #[derive(Default)]
-struct Heard(Mutex<Vec<(String, RunStatus, Option<String>, Option<String>)>>);
+struct Heard(Mutex<Vec<Ended>>);
 
 impl DetachedObserver for Heard {
     fn finished(&self, _: &Payload, run: NamedRun<'_>, context: Option<&str>) {
