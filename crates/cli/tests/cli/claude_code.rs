@@ -29,6 +29,76 @@ fn text(output: &Output) -> String {
     )
 }
 
+/// A `tollgate run` in a fresh folder: `hooks.json` in Claude Code's shape, the scripted
+/// model's turns in `script.jsonl`, the workspace `ws` and the trace `trace.jsonl`.
+struct Scripted {
+    _dir: tempfile::TempDir,
+    base: std::path::PathBuf,
+}
+
+impl Scripted {
+    fn new(hooks: &Value, turns: &[Value]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("ws")).unwrap();
+        std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
+        let script: Vec<String> = turns.iter().map(Value::to_string).collect();
+        std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
+        Self { _dir: dir, base }
+    }
+
+    fn trace_path(&self) -> std::path::PathBuf {
+        self.base.join("trace.jsonl")
+    }
+
+    /// `tollgate run`'s arguments.
+    fn args(&self) -> Vec<String> {
+        let trace = self.trace_path().display().to_string();
+        [
+            "run",
+            "--hooks",
+            "hooks.json",
+            "--model",
+            "scripted:script.jsonl",
+            "--workspace",
+            "ws",
+            "--trace",
+            &trace,
+            "--no-approvals",
+            "go",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    fn run(&self) -> Output {
+        let args = self.args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tollgate(&args, &self.base, None)
+    }
+
+    /// The trace's lines.
+    fn trace(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.trace_path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// A model turn calling the shell tool with `command`.
+fn bash_call(id: &str, command: &str) -> Value {
+    let arguments = json!({"command": command}).to_string();
+    json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+        "function": {"name": "bash_code_execute_tool", "arguments": arguments}}]})
+}
+
+/// A model turn answering `text`.
+fn final_answer(text: &str) -> Value {
+    json!({"role": "assistant", "content": text})
+}
+
 /// A project as Claude Code users have it: `.claude/settings.json` with a Python guard for
 /// `Bash` (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.py`, the documented form).
 fn project() -> tempfile::TempDir {
@@ -166,8 +236,6 @@ fn dispatch_reads_a_claude_code_payload_as_is() {
 
 #[test]
 fn a_run_shows_status_messages_and_a_stop_hook_keeping_it_working() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
     let hooks = json!({"hooks": {
         "PreToolUse": [{"matcher": "Bash", "hooks": [{
             "type": "command", "statusMessage": "Looking at the command",
@@ -177,33 +245,16 @@ fn a_run_shows_status_messages_and_a_stop_hook_keeping_it_working() {
             "command": "jq -e .stop_hook_active >/dev/null; case $? in 0) exit 0;; 1) echo '{\"decision\": \"block\", \"reason\": \"check the output first\", \"systemMessage\": \"asked for one more turn\"}';; *) exit 3;; esac"
         }]}]
     }});
-    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
-    let script = [
-        json!({"role": "assistant", "content": "done"}),
-        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
-            "function": {"name": "bash_code_execute_tool", "arguments": "{\"command\":\"echo checked\"}"}}]}),
-        json!({"role": "assistant", "content": "checked, done"}),
-    ];
-    let script: Vec<String> = script.iter().map(Value::to_string).collect();
-    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
-    let trace = base.join("trace.jsonl");
-    let output = tollgate(
+    let run = Scripted::new(
+        &hooks,
         &[
-            "run",
-            "--hooks",
-            "hooks.json",
-            "--model",
-            "scripted:script.jsonl",
-            "--workspace",
-            "ws",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--no-approvals",
-            "go",
+            final_answer("done"),
+            bash_call("c1", "echo checked"),
+            final_answer("checked, done"),
         ],
-        &base,
-        None,
     );
+    let trace = run.trace_path();
+    let output = run.run();
     let out = text(&output);
     assert_eq!(output.status.code(), Some(0), "{out}");
     assert!(out.contains("· Looking at the command"), "{out}");
@@ -225,54 +276,24 @@ fn a_run_shows_status_messages_and_a_stop_hook_keeping_it_working() {
 
 #[test]
 fn an_async_hook_never_holds_a_call_and_its_context_reaches_a_later_turn() {
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(base.join("ws")).unwrap();
     // The hook waits until the second call has started, then blocks with exit 2: waited for,
     // it would hold the first call forever, and its block would deny it.
     let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
         "type": "command", "asyncRewake": true, "if": "Bash(echo one)",
         "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/go\" ]; do sleep 0.05; done; echo '3 tests failed' >&2; exit 2"
     }]}]}});
-    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
-    let call = |id: &str, command: &str| {
-        let arguments = json!({"command": command}).to_string();
-        json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
-            "function": {"name": "bash_code_execute_tool", "arguments": arguments}}]})
-    };
-    let script = [
-        call("c1", "echo one"),
-        call("c2", "touch go; sleep 2; echo two"),
-        call("c3", "echo three"),
-        json!({"role": "assistant", "content": "done"}),
-    ];
-    let script: Vec<String> = script.iter().map(Value::to_string).collect();
-    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
-    let trace = base.join("trace.jsonl");
-    let output = tollgate(
+    let run = Scripted::new(
+        &hooks,
         &[
-            "run",
-            "--hooks",
-            "hooks.json",
-            "--model",
-            "scripted:script.jsonl",
-            "--workspace",
-            "ws",
-            "--trace",
-            trace.to_str().unwrap(),
-            "--no-approvals",
-            "go",
+            bash_call("c1", "echo one"),
+            bash_call("c2", "touch go; sleep 2; echo two"),
+            bash_call("c3", "echo three"),
+            final_answer("done"),
         ],
-        &base,
-        None,
     );
-    let out = text(&output);
-    assert_eq!(output.status.code(), Some(0), "{out}");
-    let lines: Vec<Value> = std::fs::read_to_string(&trace)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let output = run.run();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines = run.trace();
     let observations: Vec<(&str, &str, &str)> = lines
         .iter()
         .filter(|l| l["type"] == "observation")
@@ -312,35 +333,16 @@ fn an_async_hook_never_holds_a_call_and_its_context_reaches_a_later_turn() {
 fn a_status_message_shows_while_its_hook_runs() {
     use std::io::BufRead;
 
-    let dir = tempfile::tempdir().unwrap();
-    let base = dir.path().canonicalize().unwrap();
-    std::fs::create_dir_all(base.join("ws")).unwrap();
     // The hook runs until the test has seen its message: shown only once it ended, the message
     // would come after the hook's deadline, and its run would be `timed_out`.
     let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
         "type": "command", "statusMessage": "Waiting for the go", "timeout": 20,
         "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/go\" ]; do sleep 0.05; done"
     }]}]}});
-    std::fs::write(base.join("hooks.json"), hooks.to_string()).unwrap();
-    let script = [
-        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
-            "function": {"name": "bash_code_execute_tool", "arguments": "{\"command\":\"echo hi\"}"}}]}),
-        json!({"role": "assistant", "content": "done"}),
-    ];
-    let script: Vec<String> = script.iter().map(Value::to_string).collect();
-    std::fs::write(base.join("script.jsonl"), script.join("\n")).unwrap();
-    let trace = base.join("trace.jsonl");
+    let run = Scripted::new(&hooks, &[bash_call("c1", "echo hi"), final_answer("done")]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
-        .args([
-            "run",
-            "--hooks",
-            "hooks.json",
-            "--model",
-            "scripted:script.jsonl",
-        ])
-        .args(["--workspace", "ws", "--no-approvals", "--trace"])
-        .args([trace.to_str().unwrap(), "go"])
-        .current_dir(&base)
+        .args(run.args())
+        .current_dir(&run.base)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -357,15 +359,14 @@ fn a_status_message_shows_while_its_hook_runs() {
             break;
         }
     }
-    std::fs::write(base.join("ws/go"), "").unwrap();
+    std::fs::write(run.base.join("ws/go"), "").unwrap();
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{seen}{rest}");
-    let runs: Vec<Value> = std::fs::read_to_string(&trace)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+    let runs: Vec<Value> = run
+        .trace()
+        .into_iter()
         .filter(|l| l["type"] == "hook_run")
         .collect();
     assert_eq!(runs.len(), 1, "{runs:?}");
