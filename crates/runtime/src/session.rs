@@ -12,7 +12,7 @@
 //! | `post_tool_use_failure` | the tool failed (error, non-zero exit, timeout) | 〃 |
 //! | `post_tool_use_cancelled` | the run was cancelled while the tool ran | 〃 |
 //! | `subagent_start` | before a delegated agent starts; a deny stops the delegation | the caller's registry |
-//! | `subagent_stop` | the delegated agent ended (last one per `task_id` counts) | the caller's registry |
+//! | `subagent_stop` | the delegated agent completed (before its session ends: a block keeps it working) or ended otherwise (last one per `task_id` counts) | the caller's registry |
 //! | `subagent_cancel` | the delegated agent was force-stopped or cancelled | the caller's registry |
 //! | `session_end` | the session ended, however it ended | the session's registry |
 //!
@@ -29,7 +29,7 @@
 //! force-stopped: the caller observes `timed_out`, `subagent_cancel` fires and its
 //! `subagent_stop` says `cancelled`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -37,32 +37,26 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tollgate_config::{Assembler, HookFile, Policy, SandboxSettings, Warning, selected_skills};
-use tollgate_core::{
-    Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode, Registry, ToolMatcher,
-};
+use tollgate_config::{HookFile, selected_skills};
+use tollgate_core::{Background, BoxFuture, DecidedBy, DispatchOutcome, Dispatcher, HooksMode};
 use tollgate_handlers::ClassTable;
-use tollgate_handlers::claude::StatusBoard;
 use tollgate_handlers::http::GuardedEgress;
-use tollgate_protocol::claude_code::ClaudeContext;
 use tollgate_protocol::wire::SideEffectWire;
 use tollgate_protocol::{
-    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, ToolCall, ToolCancelled,
-    ToolFailure, ToolResult, UserTurn,
+    EventData, Payload, PayloadCommon, SessionEnd, SessionEndStatus, UserTurn,
 };
-use tollgate_sandbox::{Network, Policy as SandboxPolicy, Sandbox};
+use tollgate_sandbox::Sandbox;
 
 use crate::agent::AgentDef;
 use crate::approval::ApprovalPolicy;
 use crate::gate::{Approver, DenyApprover, RuntimeGate};
 use crate::model::{Message, Model, ModelRequest, ModelSpec, Role, ToolSpec};
-use crate::tools::{
-    self, BASH_TOOL, BashTool, CALL_AGENT_TOOL, ShellContainment, Tool, ToolEnv, ToolError,
-    observation_text,
-};
+use crate::tools::{self, BashTool, CALL_AGENT_TOOL, ShellContainment, Tool, ToolEnv};
 use crate::trace::{Origin, Step, Trace, TraceSink};
 
 mod admit;
+mod assembly;
+mod call;
 mod claude;
 mod delegate;
 mod detached;
@@ -70,6 +64,8 @@ mod permission;
 mod protect;
 mod resume;
 
+use assembly::config_inside;
+pub use assembly::{Assembly, assemble, assemble_for};
 use delegate::call_agent_spec;
 use detached::{Deferred, DetachedToTrace, StatusToTrace};
 use protect::protected_writable;
@@ -386,148 +382,6 @@ async fn start(
         workspace,
         turns: ending.turns,
     }
-}
-
-/// An agent's hooks for one session: its registry and permission gate, as [`run`] builds them.
-pub struct Assembly {
-    /// The hooks: the admin files', the agent config's class hooks, the agent's hook files',
-    /// then the selected skills', in that registration order.
-    pub registry: Registry,
-    /// The permission gate: the shell analyzer on the bash tool and the agent's confirmation
-    /// settings.
-    pub gate: RuntimeGate,
-    /// The selected skills the agent has, in selection order.
-    pub skills: Vec<String>,
-    /// The selected names the agent has no skill for (nothing was selected for them).
-    pub unknown_skills: Vec<String>,
-    /// Hook entries that were skipped while building, with the reason.
-    pub warnings: Vec<Warning>,
-    /// The shell tool's sandbox policy (the session adds its workspace); `None` when an admin
-    /// file turned the sandbox off.
-    pub shell: Option<SandboxPolicy>,
-    /// Variables the admin files pass through to the shell tool.
-    pub shell_env: Vec<String>,
-    /// Where the `statusMessage`s of Claude Code hooks go when they start (a session sends
-    /// them to its trace as `hook_status` lines).
-    pub status: StatusBoard,
-}
-
-/// The first configuration file of the run (agent file, its hook files and skill folders, its
-/// sub-agents' files, the admin files) that lies inside `workspace`.
-fn config_inside(def: &AgentDef, admin: &[HookFile], workspace: &Path) -> Option<PathBuf> {
-    let skill_dirs = def
-        .skills
-        .paths()
-        .map(|p| Path::new(p).parent().unwrap_or(Path::new(p)).to_path_buf());
-    let subagents = def
-        .subagents
-        .keys()
-        .filter_map(|name| def.subagent_file(name));
-    std::iter::once(PathBuf::from(&def.path))
-        .chain(def.hook_files.iter().map(|f| PathBuf::from(&f.path)))
-        .chain(admin.iter().map(|f| PathBuf::from(&f.path)))
-        .chain(skill_dirs)
-        .chain(subagents)
-        .find(|path| std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(workspace)))
-}
-
-/// The shell tool's sandbox: the agent file's `sandbox:`, then the admin files' `shell_tool`
-/// (whose `network` wins) and `hidden`; `None` when an admin file says `sandbox: off`.
-fn shell_policy(def: &AgentDef, settings: &SandboxSettings) -> Option<SandboxPolicy> {
-    if settings.off {
-        return None;
-    }
-    let admin = &settings.shell_tool;
-    // The agent file may open HTTP(S) through the guarded proxy; only an admin file may give
-    // the host's network.
-    let network = match admin.network {
-        Some(choice) => choice.into(),
-        None if def.sandbox.network => Network::Proxy,
-        None => Network::Off,
-    };
-    let mut policy = SandboxPolicy::new(network);
-    policy.hidden.extend(settings.hidden.iter().cloned());
-    policy.writable.extend(def.sandbox.writable.iter().cloned());
-    policy.writable.extend(admin.writable.iter().cloned());
-    Some(policy)
-}
-
-/// Builds `def`'s registry and permission gate with the skills named in `selected` (the
-/// agent file's own load warnings are in `def.warnings`, not repeated here). `admin` files are
-/// the operator's policy: their hooks come first and their `network` / `standalone` settings
-/// apply to every file.
-///
-/// # Errors
-/// A message when a class hook cannot be built (unknown class, bad params), the registry cannot
-/// be built, or `confirmation_tools` is not a valid glob list: the agent must not run.
-pub fn assemble(
-    def: &AgentDef,
-    selected: &[String],
-    classes: &ClassTable,
-    admin: &[HookFile],
-) -> Result<Assembly, String> {
-    assemble_for(def, selected, classes, admin, ClaudeContext::default())
-}
-
-/// [`assemble`] for a session whose hooks declared in Claude Code's shape see `claude` (its
-/// workspace, transcript, permission mode, sub-agent).
-///
-/// # Errors
-/// As [`assemble`].
-pub fn assemble_for(
-    def: &AgentDef,
-    selected: &[String],
-    classes: &ClassTable,
-    admin: &[HookFile],
-    claude: ClaudeContext,
-) -> Result<Assembly, String> {
-    let unknown: Vec<String> = def
-        .skills
-        .unknown(selected)
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let skills: Vec<String> = selected
-        .iter()
-        .filter(|s| !unknown.contains(s))
-        .cloned()
-        .collect();
-    let policy = Policy::from_admin(admin);
-    let shell = shell_policy(def, &policy.sandbox);
-    let shell_env = policy.sandbox.shell_tool.env.clone();
-    let mut assembler = Assembler::new(classes, policy).claude_context(claude);
-    for file in admin {
-        assembler.add_specs(&file.hooks);
-    }
-    assembler
-        .add_agent(&def.config)
-        .map_err(|e| format!("the agent's hooks cannot be built: {e}"))?;
-    for file in &def.hook_files {
-        assembler.add_specs(&file.hooks);
-    }
-    assembler.add_specs(&def.skills.hooks_for(&skills));
-    let assembled = assembler.finish();
-    let registry = assembled
-        .builder
-        .build()
-        .map_err(|e| format!("the agent's hooks cannot be built: {e}"))?;
-    let confirm = if def.config.confirmation_tools.is_empty() {
-        None
-    } else {
-        let matcher = ToolMatcher::new(&def.config.confirmation_tools)
-            .map_err(|e| format!("confirmation_tools: {e}"))?;
-        Some(matcher)
-    };
-    Ok(Assembly {
-        registry,
-        gate: RuntimeGate::new(def.config.require_confirmation_for_all, confirm),
-        skills,
-        unknown_skills: unknown,
-        warnings: assembled.warnings,
-        shell,
-        shell_env,
-        status: assembled.status,
-    })
 }
 
 struct SessionSetup {
@@ -1013,185 +867,6 @@ impl<'s> Session<'s> {
                 };
                 messages.push(Message::tool(call.id.clone(), content));
             }
-        }
-    }
-
-    /// Records a call that never reaches hooks, and what the model observes instead.
-    fn refuse_call(&self, id: &str, name: &str, why: &str) -> String {
-        self.trace.emit(Step::new(
-            "tool_call",
-            json!({"tool_call_id": id, "tool_name": name, "arguments": Value::Null}),
-        ));
-        let content = format!("not run: {why}");
-        self.trace.emit(Step::new(
-            "observation",
-            json!({"tool_call_id": id, "tool_name": name, "status": "failed", "content": content}),
-        ));
-        content
-    }
-
-    /// Records a call as the model proposed it: its arguments as JSON, or as the text itself
-    /// when it is not JSON.
-    fn propose(&self, id: &str, name: &str, text: &str) {
-        let raw =
-            serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.to_owned()));
-        self.trace.emit(Step::new(
-            "tool_call",
-            json!({"tool_call_id": id, "tool_name": name, "arguments": raw}),
-        ));
-    }
-
-    /// One proposed tool call to its observation; returns what the model observes.
-    async fn tool_call(&self, id: &str, name: &str, text: &str) -> String {
-        let args = serde_json::from_str::<Value>(text);
-        let observe = |status: &str, content: String| {
-            // Written into the observation, so a resumed run's conversation has it too.
-            let content = with_context(content, &self.deferred.take());
-            self.trace.emit(Step::new(
-                "observation",
-                json!({"tool_call_id": id, "tool_name": name, "status": status, "content": content}),
-            ));
-            content
-        };
-        let known = self.def.tools.iter().any(|t| t == name);
-        if !known {
-            return observe(
-                "failed",
-                format!(
-                    "unknown tool `{name}`; this agent has: {}",
-                    self.def.tools.join(", ")
-                ),
-            );
-        }
-        let args = match args {
-            Ok(args @ Value::Object(_)) => args,
-            Ok(_) => return observe("failed", "the arguments must be a JSON object".into()),
-            Err(e) => return observe("failed", format!("the arguments are not valid JSON: {e}")),
-        };
-        let call = ToolCall {
-            tool_name: name.to_owned(),
-            tool_call_id: id.to_owned(),
-            tool_input: args,
-        };
-        let pre = self.emit(call.clone(), About::Call(id)).await;
-        let call = match pre.modified_args.clone() {
-            Some(args) => ToolCall {
-                tool_input: args,
-                ..call
-            },
-            None => call,
-        };
-        let (call, approval) = match self.admit(&pre, call).await {
-            Ok(admitted) => admitted,
-            Err(why) => return observe("denied", why),
-        };
-        // `Err(when)`: cancelled, before or while the tool ran.
-        let ran: Result<Result<Value, ToolError>, &str> = if self.cancel.is_cancelled() {
-            // Cancelled while hooks (or a human) decided: nothing new starts.
-            Err("before the tool started")
-        } else if let Some(why) = self.take(approval.as_ref(), &call).await {
-            return observe("denied", why);
-        } else {
-            self.trace.emit(Step::new(
-                "tool_started",
-                json!({"tool_call_id": id, "tool_name": name, "arguments": call.tool_input}),
-            ));
-            // The journal must know the tool may run before it does: a restarted run then
-            // reports it interrupted instead of running it again.
-            if let Err(e) = self.trace.flush().await {
-                Ok(Err(ToolError::new(format!(
-                    "not run: the run's journal cannot be written: {e}"
-                ))))
-            } else if call.tool_name == CALL_AGENT_TOOL {
-                // A sub-agent sees the cancel itself and winds down through its own hooks; the
-                // call counts as cancelled when the run was cancelled meanwhile.
-                let ran = self.execute(&call).await;
-                if ran.is_err() && self.cancel.is_cancelled() {
-                    Err("while the tool ran")
-                } else {
-                    Ok(ran)
-                }
-            } else if call.tool_name == BASH_TOOL {
-                // Only a process can be stopped where it stands (its group is killed). The file
-                // and SQL tools are short and bounded; they finish, so the trace never says
-                // "cancelled" about a write that happened.
-                tokio::select! {
-                    biased;
-                    ran = self.execute(&call) => Ok(ran),
-                    () = self.cancel.cancelled() => Err("while the tool ran"),
-                }
-            } else {
-                Ok(self.execute(&call).await)
-            }
-        };
-        if let Some(approval) = &approval
-            && !matches!(ran, Err(w) if w.starts_with("before"))
-        {
-            self.services.approver.finish(approval).await;
-        }
-        match ran {
-            Err(when) => {
-                let reason = format!("{} {when}", self.cancel_cause());
-                let reason = if when.starts_with("before") {
-                    format!("not run: {reason}")
-                } else {
-                    reason
-                };
-                self.emit(
-                    ToolCancelled {
-                        call,
-                        reason: Some(reason.clone()),
-                    },
-                    About::Call(id),
-                )
-                .await;
-                observe("cancelled", reason)
-            }
-            Ok(Err(error)) => {
-                self.emit(
-                    ToolFailure {
-                        call,
-                        error: error.0.clone(),
-                    },
-                    About::Call(id),
-                )
-                .await;
-                observe(
-                    "failed",
-                    with_context(format!("the tool failed: {error}"), &pre.additional_context),
-                )
-            }
-            Ok(Ok(result)) => {
-                let post = self
-                    .emit(
-                        ToolResult {
-                            call,
-                            tool_result: result.clone(),
-                        },
-                        About::Call(id),
-                    )
-                    .await;
-                if let Some(withheld) = post.observation() {
-                    return observe("denied", withheld);
-                }
-                let shown = post.modified_result.as_ref().unwrap_or(&result);
-                let mut context = pre.additional_context.clone();
-                context.extend(post.additional_context.iter().cloned());
-                observe("ok", with_context(observation_text(shown), &context))
-            }
-        }
-    }
-
-    async fn execute(&self, call: &ToolCall) -> Result<Value, ToolError> {
-        if call.tool_name == CALL_AGENT_TOOL {
-            // Boxed: a delegation's future holds a whole sub-session's setup, and every call
-            // would otherwise reserve room for it while it waits for approval.
-            return Box::pin(self.delegate(call)).await;
-        }
-        let tool = self.tools.iter().find(|t| t.spec().name == call.tool_name);
-        match tool {
-            Some(tool) => tool.call(&call.tool_input, &self.env).await,
-            None => Err(ToolError::new(format!("no tool `{}`", call.tool_name))),
         }
     }
 
