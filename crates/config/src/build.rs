@@ -393,13 +393,32 @@ impl<'a> Assembler<'a> {
     /// stay registered and fail on every trigger (resolved by their failure mode).
     fn command_warnings(&mut self, spec: &HookSpec, hook: &CommandHook) {
         let warn = |message: String| Warning::new(&spec.file, &spec.entry, message);
+        let mode = spec.resolved_failure_mode(self.policy.standalone);
         if let Some(refusal) = hook.refusal() {
-            self.warnings.push(warn(format!(
-                "{refusal}; the hook stays registered and fails as `refused` on every trigger"
-            )));
+            let consequence = match mode {
+                FailureMode::FailClosed => {
+                    "the hook stays registered and fails as `refused` on every trigger; it is \
+                     fail_closed, so it denies what it matches"
+                }
+                FailureMode::FailOpen => {
+                    "the hook stays registered and fails as `refused` on every trigger; it is \
+                     fail_open, so it lets through what it matches and guards nothing"
+                }
+            };
+            // Inline code is never vetted; the same code in a file the hook runs is a script.
+            let hint = match &spec.dialect {
+                _ if !refusal.contains("inline-code") => "",
+                Dialect::ClaudeCode(_) => {
+                    "; move the code into a script file and run that, for example \
+                     `python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/check.py`"
+                }
+                _ => "; move the code into a script file and run that, for example `./check.py`",
+            };
+            self.warnings
+                .push(warn(format!("{refusal}; {consequence}{hint}")));
             return;
         }
-        let consequence = match spec.resolved_failure_mode(self.policy.standalone) {
+        let consequence = match mode {
             FailureMode::FailClosed => {
                 "the hook is fail_closed, so it stays registered and denies on every trigger \
                  until the program is there"

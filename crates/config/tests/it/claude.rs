@@ -200,3 +200,39 @@ fn every_entry_of_a_settings_file_loads_even_under_events_tollgate_never_fires()
     hooks.SomeFutureEvent: never fires in tollgate: not an event tollgate knows (its hooks load as `custom:SomeFutureEvent`, which a host may dispatch)
     ");
 }
+
+#[test]
+fn a_refused_inline_code_guard_says_it_guards_nothing_and_how_to_fix_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    let guard = r#"python3 -c \"import sys; sys.exit(2)\""#;
+    let text = format!(
+        r#"{{"hooks": {{"PreToolUse": [{{"matcher": "Bash", "hooks": [
+            {{"type": "command", "command": "{guard}"}},
+            {{"type": "command", "command": "{guard}", "onFailure": "block"}}]}}]}}}}"#
+    );
+    std::fs::write(&path, text).unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&file.hooks);
+    let assembled = assembler.finish();
+    // Both stay registered, and each warning says what its failure mode makes of it.
+    assert_eq!(assembled.hooks.len(), 2);
+    let warnings: Vec<&str> = assembled
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    for warning in &warnings {
+        assert!(warning.contains("inline-code"), "{warning}");
+        assert!(
+            warning.contains("move the code into a script file")
+                && warning.contains("$CLAUDE_PROJECT_DIR"),
+            "{warning}"
+        );
+    }
+    assert!(warnings[0].contains("fail_open") && warnings[0].contains("guards nothing"));
+    assert!(warnings[1].contains("fail_closed") && warnings[1].contains("denies what it matches"));
+}
