@@ -2,7 +2,7 @@
 //! `subagent_stop` and `subagent_cancel` go through the caller's hooks (the parent module has
 //! the rules and timeouts).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -174,8 +174,9 @@ impl Session<'_> {
             }
         };
         let hard = timeout.saturating_mul(3);
-        let mut body = Box::pin(self.supervise(&child, &task, &stop, about));
-        let (ending, stopped) = match tokio::time::timeout(hard, &mut body).await {
+        let continued = AtomicU32::new(0);
+        let mut body = Box::pin(self.supervise(&child, &task, &stop, &continued, about));
+        let (ending, sent) = match tokio::time::timeout(hard, &mut body).await {
             Ok(ended) => ended,
             Err(_) => {
                 // Force-stop: cancel the sub-agent so its running tool is killed and its
@@ -188,6 +189,7 @@ impl Session<'_> {
                 child_cancel.cancel();
                 let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
                 let turns = ending.as_ref().map_or(0, |(e, _)| e.turns);
+                let sent = ending.map_or(StopSent::No, |(_, sent)| sent);
                 let why = format!(
                     "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
                     hard.as_secs(),
@@ -197,7 +199,7 @@ impl Session<'_> {
                     error: Some(why),
                     ..Ending::new(EndStatus::Cancelled, turns)
                 };
-                (ending, false)
+                (ending, sent)
             }
         };
         drop(body);
@@ -239,8 +241,21 @@ impl Session<'_> {
             Ok(answer) => SubagentEnding::Result(answer.clone()),
             Err(why) => SubagentEnding::Error(why.clone()),
         };
-        if !stopped {
-            self.stop_subagent(stop(status, ending), about).await;
+        let raced = match sent {
+            StopSent::Yes => false,
+            StopSent::Raced => true,
+            StopSent::No => {
+                let last = SubagentStop {
+                    continued: continued.load(Ordering::Relaxed),
+                    ..stop(status, ending)
+                };
+                self.stop_subagent(last, about).await.is_none()
+            }
+        };
+        if raced && outcome.is_ok() {
+            // Its last `subagent_stop` says `cancelled`: so does the call.
+            let why = "cancelled: the run was cancelled while the sub-agent's stop hooks ran";
+            return Err(ToolError::new(why));
         }
         outcome.map_err(ToolError::new)
     }
@@ -248,47 +263,69 @@ impl Session<'_> {
     /// The sub-agent's run, from its task to its last turn. Each time it completes, the
     /// caller's `subagent_stop` hooks hear it first: a block (Claude Code's SubagentStop
     /// `decision: block`) keeps it working, the reason its next user message, at most
-    /// [`MAX_KEEP_WORKING`] times in a row. Otherwise that dispatch was the delegation's
-    /// `subagent_stop`: the second value says so.
+    /// [`MAX_KEEP_WORKING`] times in a row (`continued` counts them). Otherwise that dispatch
+    /// was the delegation's `subagent_stop`, as the second value says. A force-stop (the
+    /// sub-agent's cancel without the caller's) drops the stop hooks it interrupts: the
+    /// delegation's `subagent_stop` then says `cancelled`.
     async fn supervise(
         &self,
         child: &Session<'_>,
         task: &str,
         stop: &(dyn Fn(SubagentStatus, SubagentEnding) -> SubagentStop + Sync),
+        continued: &AtomicU32,
         about: About<'_>,
-    ) -> (Ending, bool) {
+    ) -> (Ending, StopSent) {
         let mut ending = child.run_body(task).await;
-        let mut continued = 0;
+        let force_stopped = async {
+            child.cancel.cancelled().await;
+            if self.cancel.is_cancelled() {
+                // The caller's own cancel: `stop_subagent` races it and records the stop.
+                std::future::pending::<()>().await;
+            }
+        };
+        let mut force_stopped = std::pin::pin!(force_stopped);
         loop {
             let Some(mut conversation) = ending.conversation.take() else {
-                return (ending, false);
+                return (ending, StopSent::No);
             };
             let answer = Value::String(ending.answer.clone().unwrap_or_default());
+            let kept = continued.load(Ordering::Relaxed);
             let stopping = SubagentStop {
-                continued,
+                continued: kept,
                 ..stop(SubagentStatus::Completed, SubagentEnding::Result(answer))
             };
             let task_id = stopping.task_id.clone();
-            let heard = self.stop_subagent(stopping, about).await;
-            let Some(reason) = heard.as_ref().and_then(claude::keep_working) else {
-                return (ending, true);
+            let heard = tokio::select! {
+                heard = self.stop_subagent(stopping, about) => heard,
+                () = &mut force_stopped => return (ending, StopSent::No),
             };
-            if continued >= MAX_KEEP_WORKING {
+            let Some(heard) = heard else {
+                return (ending, StopSent::Raced);
+            };
+            let Some(reason) = claude::keep_working(&heard) else {
+                return (ending, StopSent::Yes);
+            };
+            if child.stopping().is_some() {
+                // Past its time (or cancelled): it cannot go on, and ends as it must.
+                ending = child.react(conversation, ending.turns).await;
+                continue;
+            }
+            if kept >= MAX_KEEP_WORKING {
                 let why = format!(
                     "a hook asked sub-agent `{}` to keep working {} times in a row; it stops \
                      (\"{reason}\" is not followed)",
                     child.def.name,
-                    continued + 1
+                    kept + 1
                 );
                 let entry = "hooks.SubagentStop";
                 self.trace
                     .emit(super::warning_step(&self.def.path, entry, &why));
-                return (ending, true);
+                return (ending, StopSent::Yes);
             }
-            continued += 1;
+            continued.store(kept + 1, Ordering::Relaxed);
             self.trace.emit(Step::new(
                 "keep_working",
-                json!({"task_id": task_id, "reason": reason, "continued": continued}),
+                json!({"task_id": task_id, "reason": reason, "continued": kept + 1}),
             ));
             conversation.push(claude::feedback(&reason));
             ending = child.react(conversation, ending.turns).await;
@@ -337,6 +374,17 @@ impl Session<'_> {
         }
         heard
     }
+}
+
+/// Whether a delegation's `subagent_stop` was dispatched while the sub-agent was supervised.
+#[derive(Clone, Copy)]
+enum StopSent {
+    /// Not yet: it is dispatched once the sub-agent ended.
+    No,
+    /// Yes, and it let the sub-agent end.
+    Yes,
+    /// Yes, but a cancel raced its hooks: a `cancelled` one followed.
+    Raced,
 }
 
 fn subagent_stop_step(stop: &SubagentStop) -> Step {

@@ -2,19 +2,28 @@
 //! working, with the reason as its next message, `stop_hook_active` set, and a cap.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tollgate_runtime::{EndStatus, Services};
+use tollgate_runtime::trace::{TraceLine, TraceSink};
+use tollgate_runtime::{CancellationToken, EndStatus, Services};
 
 use crate::support::*;
 
 /// A parent with a Claude Code `SubagentStop` hook (`command`) delegating to `child`, whose
 /// model answers `child_answers` in turn.
 fn family(dir: &Path, command: &str, child_answers: &[&str]) {
-    let hooks =
-        json!({"hooks": {"SubagentStop": [{"hooks": [{"type": "command", "command": command}]}]}});
-    let parent = "name: parent\nmodel: scripted:parent.jsonl\ntools: [call_agent]\n\
-                  subagents:\n  child: {file: child.yaml, timeout_seconds: 60}\nhooks: [hooks.json]\n";
+    family_with(dir, command, child_answers, 60);
+}
+
+/// [`family`] with the sub-agent's `timeout_seconds`; the hook says `Stopping` as it starts.
+fn family_with(dir: &Path, command: &str, child_answers: &[&str], timeout: u64) {
+    let hook = json!({"type": "command", "command": command, "statusMessage": "Stopping"});
+    let hooks = json!({"hooks": {"SubagentStop": [{"hooks": [hook]}]}});
+    let parent = format!(
+        "name: parent\nmodel: scripted:parent.jsonl\ntools: [call_agent]\n\
+         subagents:\n  child: {{file: child.yaml, timeout_seconds: {timeout}}}\nhooks: [hooks.json]\n"
+    );
     let child = "name: child\nmodel: scripted:child.jsonl\ntools: [bash_code_execute_tool]\n";
     let parent_script = [
         call(
@@ -29,7 +38,7 @@ fn family(dir: &Path, command: &str, child_answers: &[&str]) {
         dir,
         &[
             ("hooks.json", &hooks.to_string()),
-            ("parent.yaml", parent),
+            ("parent.yaml", &parent),
             ("child.yaml", child),
             ("parent.jsonl", &parent_script.join("\n")),
             ("child.jsonl", &child_script.join("\n")),
@@ -111,4 +120,83 @@ async fn a_subagent_stop_hook_that_always_blocks_is_capped() {
             && w["message"].as_str().unwrap().contains("9 times in a row")),
         "{warnings:#?}"
     );
+}
+
+/// The caller's hook blocks once, unless the sub-agent was kept working already.
+const BLOCK_ONCE: &str = "jq -e .stop_hook_active >/dev/null && exit 0; \
+                          echo '{\"decision\": \"block\", \"reason\": \"again\"}'";
+
+#[tokio::test]
+async fn a_sub_agent_that_fails_after_a_block_still_says_it_was_kept_working() {
+    let (_tmp, dir) = agent_dir();
+    // One answer only: kept working, the sub-agent's model has nothing more to say and fails.
+    family(&dir, BLOCK_ONCE, &["first"]);
+    let (report, lines) = run_agent(&dir.join("parent.yaml"), "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    let steps = of(&lines, "subagent_stop");
+    let last = steps.last().unwrap();
+    assert_eq!(
+        (&last["status"], &last["continued"]),
+        (&json!("failed"), &json!(1)),
+        "{steps:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_force_stop_drops_the_stop_hooks_it_interrupts() {
+    let (_tmp, dir) = agent_dir();
+    // Force-stopped at 3 s (3 × timeout_seconds): the hook would block at 5 s, within the
+    // force-stop's grace; the cancelled stop (no answer) passes at once.
+    let command = "[ \"$(jq -r .last_assistant_message)\" = \"\" ] && exit 0; sleep 5; \
+                   echo '{\"decision\": \"block\", \"reason\": \"again\"}'";
+    family_with(&dir, command, &["first", "second"], 1);
+    let (report, lines) = run_agent(&dir.join("parent.yaml"), "go", &Services::default()).await;
+    assert_eq!(report.status, EndStatus::Completed, "{report:?}");
+    assert!(of(&lines, "keep_working").is_empty(), "{lines:#?}");
+    assert!(
+        delegation_result(&lines).contains("force-stopped"),
+        "{}",
+        delegation_result(&lines)
+    );
+    let steps = of(&lines, "subagent_stop");
+    assert_eq!(steps.last().unwrap()["status"], "cancelled", "{steps:#?}");
+}
+
+/// Cancels the run when a hook says it starts.
+struct CancelOnStatus(CancellationToken);
+
+impl TraceSink for CancelOnStatus {
+    fn record(&self, line: &TraceLine) {
+        if line.step.kind == "hook_status" {
+            self.0.cancel();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cancel_during_the_stop_hooks_cancels_the_delegation() {
+    let (_tmp, dir) = agent_dir();
+    let command = "[ \"$(jq -r .last_assistant_message)\" = \"\" ] && exit 0; sleep 30";
+    family(&dir, command, &["first"]);
+    let cancel = CancellationToken::new();
+    let sink: Arc<dyn TraceSink> = Arc::new(CancelOnStatus(cancel.clone()));
+    let (report, collect) = run_traced(
+        &dir.join("parent.yaml"),
+        "go",
+        &Services::default(),
+        cancel,
+        vec![sink],
+    )
+    .await;
+    let lines = json_lines(&collect);
+    assert_eq!(report.status, EndStatus::Cancelled, "{report:?}");
+    let observation = of(&lines, "observation")
+        .into_iter()
+        .find(|o| o["tool_call_id"] == "p1")
+        .cloned()
+        .unwrap();
+    assert_eq!(observation["status"], "cancelled", "{observation:#?}");
+    let steps = of(&lines, "subagent_stop");
+    assert_eq!(steps.last().unwrap()["status"], "cancelled", "{steps:#?}");
+    assert_eq!(dispatches(&lines, "post_tool_use_cancelled").len(), 1);
 }
