@@ -104,6 +104,14 @@ impl Tool for WriteFileTool {
         env: &'a ToolEnv,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
+            // An edit's fields would make hooks see an edit (Claude Code's `Edit`, `MultiEdit`)
+            // where the whole file is replaced: refused, so hooks see what is written.
+            if let Some(key) = EDIT_FIELDS.iter().find(|k| args.get(**k).is_some()) {
+                return Err(ToolError::new(format!(
+                    "`{key}` is not supported: write_file replaces the whole file; send its full \
+                     `content` (and no `old_string`, `new_string`, `replace_all` or `edits`)"
+                )));
+            }
             let path = relative(string_arg(args, "path")?)?.to_owned();
             let content = string_arg(args, "content")?.to_owned();
             let env = env.clone();
@@ -111,6 +119,9 @@ impl Tool for WriteFileTool {
         })
     }
 }
+
+/// The arguments of an edit, which `write_file` does not make.
+const EDIT_FIELDS: [&str; 4] = ["old_string", "new_string", "replace_all", "edits"];
 
 /// O_NONBLOCK: opening a FIFO must not wait for a writer (or a reader).
 fn nonblocking() -> i32 {
@@ -324,5 +335,24 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(read, json!("mine"));
+    }
+
+    #[tokio::test]
+    async fn write_file_refuses_an_edits_fields_rather_than_replace_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello world\n").unwrap();
+        let env = env(dir.path());
+        for args in [
+            json!({"path": "a.txt", "content": "HELLO", "old_string": "hello"}),
+            json!({"path": "a.txt", "content": "x", "edits": [{"old_string": "a", "new_string": "b"}]}),
+            json!({"path": "a.txt", "content": "x", "replace_all": true}),
+        ] {
+            let refused = WriteFileTool.call(&args, &env).await.unwrap_err();
+            assert!(refused.0.contains("is not supported"), "{refused}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "hello world\n"
+        );
     }
 }
