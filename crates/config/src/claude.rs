@@ -187,6 +187,18 @@ fn parse_hook(
     claude.rewake = flag("asyncRewake")?;
     let detached = flag("async")? || claude.rewake;
     claude.record_only = detached;
+    // An async hook never decides: a failure cannot deny anything, so it is never fail_closed.
+    let failure_mode = match failure_mode {
+        Some(FailureMode::FailClosed) if detached => {
+            ctx.notes.borrow_mut().push(ctx.warn(
+                format!("{path}.onFailure"),
+                "`block` has no effect on an async hook, which never decides; it fails open \
+                 (the hook loads)",
+            ));
+            Some(FailureMode::FailOpen)
+        }
+        other => other,
+    };
     if let Some((at, v)) = field("if") {
         claude.rule = Some(rule(ctx, v).map_err(|e| skip(at, e))?);
     }
@@ -424,6 +436,24 @@ fn default_timeout(kind: &Kind) -> HookTimeout {
 /// `timeout` in whole seconds; over 600 is cut to 600 with a note (a shorter deadline makes a
 /// slow hook fail, which its failure mode resolves: nothing is loosened).
 fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, String> {
+    let fraction = value
+        .as_f64()
+        .filter(|s| value.as_u64().is_none() && s.is_finite() && *s > 0.0);
+    if let Some(secs) = fraction {
+        // Claude Code takes any positive number of seconds; tollgate's deadlines are whole.
+        let whole = secs.ceil().min(HookTimeout::MAX_SECS as f64);
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole number from 1 to MAX_SECS"
+        )]
+        let whole = whole as u64;
+        ctx.notes.borrow_mut().push(ctx.warn(
+            at,
+            format!("{secs} s is not a whole number of seconds; the hook gets {whole} s"),
+        ));
+        return HookTimeout::from_secs(whole).map_err(|e| e.to_string());
+    }
     match value.as_u64() {
         Some(secs) if secs > HookTimeout::MAX_SECS => {
             ctx.notes.borrow_mut().push(ctx.warn(

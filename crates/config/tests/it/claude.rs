@@ -236,3 +236,40 @@ fn a_refused_inline_code_guard_says_it_guards_nothing_and_how_to_fix_it() {
     assert!(warnings[0].contains("fail_open") && warnings[0].contains("guards nothing"));
     assert!(warnings[1].contains("fail_closed") && warnings[1].contains("denies what it matches"));
 }
+
+#[test]
+fn a_fractional_timeout_loads_rounded_up_and_an_async_hook_never_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(
+        &path,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "exit 0", "timeout": 1.5},
+            {"type": "command", "command": "exit 0", "async": true, "onFailure": "block"},
+            {"type": "command", "command": "exit 0", "timeout": 0.0}]}]}}"#,
+    )
+    .unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    // The zero timeout is the only one skipped.
+    assert_eq!(file.hooks.len(), 2, "{}", lines(&file.warnings));
+    assert_eq!(file.hooks[0].timeout.duration().as_secs(), 2);
+    assert_eq!(
+        file.hooks[1].failure_mode,
+        Some(tollgate_protocol::FailureMode::FailOpen)
+    );
+    let warnings = lines(&file.warnings);
+    assert!(
+        warnings.contains("hooks.PreToolUse[0].hooks[0].timeout: 1.5 s is not a whole number of seconds; the hook gets 2 s"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(
+            "hooks.PreToolUse[0].hooks[1].onFailure: `block` has no effect on an async hook"
+        ),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("hooks.PreToolUse[0].hooks[2].timeout"),
+        "{warnings}"
+    );
+}
