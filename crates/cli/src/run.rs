@@ -245,10 +245,26 @@ pub fn run(args: Run) -> Result<ExitCode> {
             on_quit.cancel();
         });
         let running = async {
-            let report = tollgate_runtime::run(request, &services, sinks, cancel).await;
+            let report = tollgate_runtime::run(request, &services, sinks, cancel.clone()).await;
             // Fire-and-forget hooks keep their deadline; let them finish before the process
-            // exits.
-            services.background.idle().await;
+            // exits, unless a signal says to stop waiting.
+            let pending = services.background.pending();
+            if pending > 0 {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "waiting for {pending} background hook(s) to finish, each within its timeout \
+                     (Ctrl-C stops waiting)"
+                );
+            }
+            if cancel.is_cancelled() {
+                // Cancelled already: the next signal quits.
+                services.background.idle().await;
+            } else {
+                tokio::select! {
+                    () = services.background.idle() => {}
+                    () = cancel.cancelled() => {}
+                }
+            }
             report
         };
         tokio::select! {

@@ -373,3 +373,43 @@ fn a_status_message_shows_while_its_hook_runs() {
     assert_eq!(runs[0]["status"], "completed", "{runs:?}");
     assert!(rest.contains("done"), "{rest}");
 }
+
+#[test]
+fn a_run_says_it_waits_for_background_hooks_and_ctrl_c_stops_the_wait() {
+    use std::io::BufRead;
+
+    let hooks = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "async": true, "timeout": 20,
+        "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/never\" ]; do sleep 0.05; done"
+    }]}]}});
+    let run = Scripted::new(&hooks, &[bash_call("c1", "echo hi"), final_answer("done")]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
+        .args(run.args())
+        .current_dir(&run.base)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+        if line.contains("waiting for 1 background hook(s) to finish") {
+            break;
+        }
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    // The session had completed; the hook was stopped, so it never reported an end.
+    assert!(status.success(), "{status:?}");
+    let ended: Vec<Value> = run
+        .trace()
+        .into_iter()
+        .filter(|l| l["type"] == "hook_run" && l["detached"] == true)
+        .collect();
+    assert!(ended.is_empty(), "{ended:?}");
+}
