@@ -17,7 +17,9 @@
 //!
 //! A rule is a filter, not a wall: for `Bash` it errs toward running the hook. A command
 //! matches when the whole line does, when one of its commands does (split at `;`, `&&`,
-//! `||`, `|`, `&` and newlines outside quotes, leading `NAME=value` assignments dropped), or
+//! `||`, `|`, `&` and newlines outside quotes, leading `NAME=value` assignments dropped; a
+//! program written by its path, `/usr/bin/git`, also counts as its name, and words more than a
+//! space apart as one space apart), or
 //! when the pattern's first word is a program the shell analyzer finds anywhere in the line
 //! (behind `sudo`, `env`, `xargs`, inside `$(…)` or `sh -c '…'`); a line whose programs the
 //! analyzer cannot see (obfuscated, unparsable, shell code built at run time, inline
@@ -216,7 +218,8 @@ fn command_spec(pattern: &str) -> Result<Spec, String> {
 
 fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> bool {
     let segments = segments(command);
-    if pattern.is_match(command.trim()) || segments.iter().any(|(_, s)| pattern.is_match(s)) {
+    let matched = |s: &str| pattern.is_match(s) || pattern.is_match(&plain(s));
+    if pattern.is_match(command.trim()) || segments.iter().any(|(_, s)| matched(s)) {
         return true;
     }
     let analysis = tollgate_shell::analyze(command, Profile::External);
@@ -236,6 +239,22 @@ fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> 
                     .is_some_and(|span| at_a_segment_start(span.start))
         })
     })
+}
+
+/// A command as a rule is written: its program by name (`/usr/bin/git` as `git`) and its words
+/// one space apart (`git  push` as `git push`). Matching it too only adds matches.
+fn plain(segment: &str) -> String {
+    let mut words = segment.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let program = Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|_| program.contains('/'))
+        .unwrap_or(program);
+    std::iter::once(program)
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Findings that mean the analyzer cannot tell which programs the line runs: such a line
@@ -384,6 +403,11 @@ mod tests {
             // Blocked for what it visibly runs, not for hiding it: matched by its programs.
             ("Bash(git push *)", "sudo apt-get install -y jq", false),
             ("Bash(git push *)", "rm -rf /", false),
+            // A program by its path, and words more than one space apart.
+            ("Bash(rm *)", "/bin/rm -rf build", true),
+            ("Bash(git push *)", "/usr/bin/git push origin", true),
+            ("Bash(git push *)", "git  push origin", true),
+            ("Bash(git push *)", "/usr/bin/git status", false),
         ];
         for (text, command, expected) in table {
             assert_eq!(bash(text, command), expected, "{text} × {command}");
