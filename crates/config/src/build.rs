@@ -207,6 +207,7 @@ impl<'a> Assembler<'a> {
             source: spec.source,
             fire_and_forget: false,
             advisory: false,
+            awaited: false,
         };
         self.register(spec.event.clone(), hook, options, None, claude_of(spec));
     }
@@ -355,6 +356,8 @@ impl<'a> Assembler<'a> {
             fire_and_forget: spec.fire_and_forget,
             // Claude Code's `async` hooks: their answers never decide, so nothing waits for them.
             advisory: matches!(&spec.dialect, Dialect::ClaudeCode(c) if c.record_only),
+            // `asyncRewake`: a block may wake the session, which waits for it before it ends.
+            awaited: matches!(&spec.dialect, Dialect::ClaudeCode(c) if c.rewake),
         };
         self.register(
             spec.event.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tollgate_protocol::Event;
 
-use tollgate_protocol::{Payload, RunStatus};
+use tollgate_protocol::{Outcome, Payload, RunStatus};
 
 use crate::dispatch::run::{Settled, run};
 use crate::dispatch::{HookRun, NamedRun};
@@ -22,10 +22,56 @@ use crate::registry::Entry;
 /// logged at WARN.
 pub trait DetachedObserver: Send + Sync + 'static {
     /// One detached run ended: `run` has its final status (`completed`, `timed_out`, …), its
-    /// decision when it answered, its error when it failed, and its duration; `context` is the
-    /// additional context its answer carried, if any (an advisory hook's context is for the
-    /// caller to deliver later: the dispatch that detached it has long returned).
-    fn finished(&self, payload: &Payload, run: NamedRun<'_>, context: Option<&str>);
+    /// decision when it answered, its error when it failed, and its duration; `answer` is what
+    /// it answered, if it did (an advisory hook's context and side effects are for the caller
+    /// to act on later: the dispatch that detached it has long returned).
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>, answer: Option<&Outcome>);
+}
+
+/// The detached runs of `awaited` hooks (see [`HookOptions::awaited`](crate::HookOptions))
+/// one dispatcher started, counted from their detach until their observer has heard how they
+/// ended. Cloning shares the count.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Awaited(Arc<AwaitedCount>);
+
+#[derive(Debug, Default)]
+struct AwaitedCount {
+    running: AtomicUsize,
+    /// Told when the count drops to zero.
+    idle: Notify,
+}
+
+/// One counted run: uncounted when dropped (its task ended, or it was never queued).
+pub(crate) struct AwaitedRun(Arc<AwaitedCount>);
+
+impl Drop for AwaitedRun {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl Awaited {
+    /// Counts one run until the returned guard is dropped.
+    pub(crate) fn begin(&self) -> AwaitedRun {
+        self.0.running.fetch_add(1, Ordering::AcqRel);
+        AwaitedRun(self.0.clone())
+    }
+
+    /// Waits until no counted run is left (at once when none is).
+    pub(crate) async fn idle(&self) {
+        loop {
+            let notified = self.0.idle.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the count is read, so a run ending in between still wakes us.
+            notified.as_mut().enable();
+            if self.0.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
@@ -118,6 +164,7 @@ impl Background {
         entry: &Entry,
         ctx: HookContext,
         observer: Option<Arc<dyn DetachedObserver>>,
+        awaited: Option<AwaitedRun>,
     ) -> bool {
         let (hook, name, index) = (entry.hook.clone(), entry.name.clone(), entry.index);
         let deadline = entry.timeout;
@@ -131,6 +178,8 @@ impl Background {
         let in_flight = inner.in_flight.clone();
         tokio::spawn(async move {
             let _pending = pending;
+            // Dropped last, once the observer heard how the run ended.
+            let _awaited = awaited;
             let Ok(_permit) = in_flight.acquire_owned().await else {
                 return;
             };
@@ -138,18 +187,17 @@ impl Background {
             let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());
             let start = quanta::Instant::now();
             let ran = run(&*hook, deadline, &ctx, start).await;
-            let (status, decision, error, context) = match &ran.settled {
+            let (status, decision, error, answer) = match &ran.settled {
                 Settled::Answered(outcome) => (
                     RunStatus::Completed,
                     Some(outcome.decision.clone()),
                     None,
-                    outcome.additional_context().map(str::to_owned),
+                    Some(outcome),
                 ),
                 Settled::Failed(failure) => {
                     (failure.status, None, Some(failure.error.clone()), None)
                 }
             };
-            log_detached(&name, &event, ran.settled, ran.took);
             if let (Some(observer), Some(payload)) = (observer, payload) {
                 let record = HookRun {
                     hook: index,
@@ -167,12 +215,13 @@ impl Background {
                 let seen = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let name = &name;
                     let run = NamedRun { name, run: &record };
-                    observer.finished(&payload, run, context.as_deref());
+                    observer.finished(&payload, run, answer);
                 }));
                 if seen.is_err() {
                     tracing::warn!(hook = %name, "a detached-run observer panicked");
                 }
             }
+            log_detached(&name, &event, ran.settled, ran.took);
         });
         true
     }

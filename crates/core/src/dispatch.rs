@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use tollgate_protocol::Payload;
 
-use crate::background::{Background, DetachedObserver};
+use crate::background::{Awaited, Background, DetachedObserver};
 use crate::registry::{DispatchMode, Registry};
 
 use chain::Chain;
@@ -42,6 +42,7 @@ pub struct Dispatcher {
     mode: HooksMode,
     background: Background,
     detached: Option<Arc<dyn DetachedObserver>>,
+    awaited: Awaited,
 }
 
 impl Dispatcher {
@@ -53,7 +54,21 @@ impl Dispatcher {
             mode: HooksMode::Enforce,
             background: Background::default(),
             detached: None,
+            awaited: Awaited::default(),
         }
+    }
+
+    /// Waits until every detached run of an `awaited` hook ([`HookOptions::awaited`]) this
+    /// dispatcher started has ended and its [`DetachedObserver`] has heard how: at once when
+    /// none is running. Each run keeps its own deadline, so this waits at most the longest
+    /// deadline. Runs detached meanwhile are waited for too.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future only stops the wait.
+    ///
+    /// [`HookOptions::awaited`]: crate::HookOptions::awaited
+    pub async fn awaited_idle(&self) {
+        self.awaited.idle().await;
     }
 
     /// Detaches fire-and-forget hooks onto `background` (shared with other dispatchers) instead
@@ -112,6 +127,7 @@ impl Dispatcher {
                 payload.clone(),
                 &self.background,
                 self.detached.as_ref(),
+                &self.awaited,
             );
             match hooks.mode {
                 DispatchMode::Notification => chain.run_concurrently(hooks).await,

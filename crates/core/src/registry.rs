@@ -99,6 +99,11 @@ pub struct HookOptions {
     /// [`additional_context`](tollgate_protocol::OutcomeExtras::additional_context) reaches the
     /// dispatcher's [`DetachedObserver`](crate::DetachedObserver) when it ends.
     pub advisory: bool,
+    /// With `fire_and_forget`: the dispatcher counts the hook's detached runs until they ended
+    /// and its [`DetachedObserver`](crate::DetachedObserver) heard them, so its caller can wait
+    /// for their answers before it finishes ([`Dispatcher::awaited_idle`](crate::Dispatcher::awaited_idle);
+    /// Claude Code's `asyncRewake` hooks, which may wake a finished session).
+    pub awaited: bool,
 }
 
 impl HookOptions {
@@ -106,6 +111,14 @@ impl HookOptions {
     #[must_use]
     pub fn fire_and_forget(mut self, detached: bool) -> Self {
         self.fire_and_forget = detached;
+        self
+    }
+
+    /// Sets whether the caller may wait for the hook's detached runs (see
+    /// [`HookOptions::awaited`]).
+    #[must_use]
+    pub fn awaited(mut self, awaited: bool) -> Self {
+        self.awaited = awaited;
         self
     }
 
@@ -166,6 +179,8 @@ pub(crate) struct Entry {
     pub(crate) fire_and_forget: bool,
     /// Detached on blocking and result events too (an advisory fire-and-forget hook).
     pub(crate) detached_everywhere: bool,
+    /// Its detached runs are counted for [`Dispatcher::awaited_idle`](crate::Dispatcher::awaited_idle).
+    pub(crate) awaited: bool,
 }
 
 /// Collects hooks for one run; [`RegistryBuilder::build`] freezes them into a [`Registry`].
@@ -238,6 +253,7 @@ impl RegistryBuilder {
                 source: options.source,
                 fire_and_forget: options.fire_and_forget,
                 detached_everywhere: options.fire_and_forget && options.advisory,
+                awaited: options.fire_and_forget && options.awaited,
                 hook,
             };
             grouped

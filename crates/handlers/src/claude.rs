@@ -42,6 +42,10 @@ pub use status::{StatusBoard, StatusSink};
 /// "skipped": [why]}` (see [`env`]).
 pub const CLAUDE_ENV: &str = "claude_env";
 
+/// The side effect of an `asyncRewake` hook's exit 2: `{"reason": …}`. Its reason is in the answer's context too; a session that finished meanwhile wakes up
+/// with it, as Claude Code wakes its model.
+pub const WAKE: &str = "wake";
+
 /// How one hook declared in Claude Code's shape matches, sees and answers.
 #[derive(Debug)]
 pub struct ClaudeCode {
@@ -108,8 +112,8 @@ impl ClaudeCode {
         self
     }
 
-    /// Claude Code's `asyncRewake` (implies `async`): a block (exit 2, or `decision: block`) is
-    /// not dropped but becomes context too, its reason (stderr) for the model to react to.
+    /// Claude Code's `asyncRewake` (implies `async`): its exit 2 is not dropped but wakes the
+    /// model with its stderr (see [`ClaudeCode::interpret`]).
     #[must_use]
     pub fn rewake(mut self, rewake: bool) -> Self {
         self.rewake = rewake;
@@ -217,7 +221,9 @@ impl ClaudeCode {
         to_claude_payload(payload, &self.event_name, &self.context)
     }
 
-    /// Reads a command's end with Claude Code's rules (see [`output`]).
+    /// Reads a command's end with Claude Code's rules (see [`output`]). An `asyncRewake`
+    /// hook's exit 2, on any event, is a wake: an allow whose context is its stderr (its stdout
+    /// when stderr is empty) and which carries a [`WAKE`] side effect.
     ///
     /// # Errors
     /// A hook failure: `invalid_output` for an answer that is not Claude Code's, `errored` for
@@ -229,6 +235,21 @@ impl ClaudeCode {
         stdout: &[u8],
         stderr: &[u8],
     ) -> Result<Outcome, HookError> {
+        if self.rewake && code == Some(2) {
+            let said = if stderr.trim_ascii().is_empty() {
+                stdout
+            } else {
+                stderr
+            };
+            let said = String::from_utf8_lossy(said).trim().to_owned();
+            let reason = if said.is_empty() {
+                "an asyncRewake hook exited 2".to_owned()
+            } else {
+                said
+            };
+            let wake = SideEffect::new(WAKE, json!({"reason": reason}));
+            return Ok(Outcome::allow().with_context(reason).with_side_effect(wake));
+        }
         let exit = output::Exit {
             code,
             stdout,
@@ -248,13 +269,12 @@ impl ClaudeCode {
     }
 
     /// An `async` hook's answer: an allow whose context carries what Claude Code would show
-    /// the model on its next turn (`additionalContext`, `systemMessage`, and for `asyncRewake`
-    /// a block's reason).
+    /// the model on its next turn (`additionalContext`, `systemMessage`).
     fn filtered(&self, outcome: Outcome) -> Outcome {
         if !self.record_only {
             return outcome;
         }
-        let (decision, extras) = outcome.into_parts();
+        let (_, extras) = outcome.into_parts();
         let mut extras = extras.unwrap_or_default();
         extras.rewrite = None;
         extras
@@ -266,12 +286,6 @@ impl ClaudeCode {
             .iter()
             .filter(|e| e.kind == SYSTEM_MESSAGE);
         lines.extend(messages.filter_map(|e| e.detail.as_str().map(str::to_owned)));
-        if self.rewake
-            && decision.is_deny()
-            && let Some(reason) = decision.reason().filter(|r| !r.trim().is_empty())
-        {
-            lines.push(reason.to_owned());
-        }
         extras.additional_context = (!lines.is_empty()).then(|| lines.join("\n"));
         Outcome::from_parts(tollgate_protocol::Decision::Allow, extras)
     }

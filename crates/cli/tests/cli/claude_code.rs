@@ -413,3 +413,44 @@ fn a_run_says_it_waits_for_background_hooks_and_ctrl_c_stops_the_wait() {
         .collect();
     assert!(ended.is_empty(), "{ended:?}");
 }
+
+#[test]
+fn an_async_rewake_block_wakes_a_session_that_finished_meanwhile() {
+    // The hook of the first call blocks a second after the second call ran: by then the model
+    // has answered, and the session waits for it before it ends.
+    let hooks = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "asyncRewake": true, "if": "Bash(echo one)",
+        "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/go\" ]; do sleep 0.05; done; sleep 1; echo 'the tests fail' >&2; exit 2"
+    }]}]}});
+    let run = Scripted::new(
+        &hooks,
+        &[
+            bash_call("c1", "echo one"),
+            bash_call("c2", "touch go"),
+            final_answer("done"),
+            final_answer("fixed the tests"),
+        ],
+    );
+    let output = run.run();
+    let out = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("↻ a hook keeps the session working: the tests fail"),
+        "{out}"
+    );
+    let lines = run.trace();
+    let answers: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "answer")
+        .map(|l| &l["content"])
+        .collect();
+    assert_eq!(answers, [&json!("done"), &json!("fixed the tests")]);
+    // The context reached no observation: it came with the wake.
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["type"] == "observation")
+            .all(|l| !l["content"].as_str().unwrap().contains("the tests fail")),
+        "{lines:?}"
+    );
+}

@@ -20,7 +20,7 @@ use tollgate_protocol::{
 use super::outcome::{DecidedBy, DispatchOutcome, RecordedSideEffect};
 use super::run::{Failure, Settled, matcher_panicked, run, triggers};
 use super::runs::HookRun;
-use crate::background::{Background, DetachedObserver};
+use crate::background::{Awaited, Background, DetachedObserver};
 use crate::candidates::EventHooks;
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
@@ -34,9 +34,11 @@ pub(super) struct Chain<'o> {
     /// one rewrites it.
     ctx: HookContext,
     first_ask: Option<(Decision, Arc<str>)>,
-    /// Where fire-and-forget hooks are detached to, and who hears how they ended.
+    /// Where fire-and-forget hooks are detached to, who hears how they ended, and the count
+    /// of the awaited ones.
     background: &'o Background,
     observer: Option<&'o Arc<dyn DetachedObserver>>,
+    awaited: &'o Awaited,
 }
 
 /// What an applied run means for the chain.
@@ -51,6 +53,7 @@ impl<'o> Chain<'o> {
         payload: Arc<Payload>,
         background: &'o Background,
         observer: Option<&'o Arc<dyn DetachedObserver>>,
+        awaited: &'o Awaited,
     ) -> Self {
         Self {
             outcome,
@@ -58,6 +61,7 @@ impl<'o> Chain<'o> {
             first_ask: None,
             background,
             observer,
+            awaited,
         }
     }
 
@@ -230,9 +234,10 @@ impl<'o> Chain<'o> {
     /// Hands a fire-and-forget hook to the background queue, with the payload as rewritten so
     /// far, and records that it did (or that the queue was full and the hook was dropped).
     fn detach(&mut self, entry: &Entry) {
-        let queued = self
-            .background
-            .detach(entry, self.ctx.clone(), self.observer.cloned());
+        let awaited = entry.awaited.then(|| self.awaited.begin());
+        let queued =
+            self.background
+                .detach(entry, self.ctx.clone(), self.observer.cloned(), awaited);
         let (status, error) = if queued {
             (RunStatus::Detached, None)
         } else {

@@ -20,8 +20,9 @@ type Ended = (String, RunStatus, Option<String>, Option<String>);
 struct Heard(Mutex<Vec<Ended>>);
 
 impl DetachedObserver for Heard {
-    fn finished(&self, _: &Payload, run: NamedRun<'_>, context: Option<&str>) {
+    fn finished(&self, _: &Payload, run: NamedRun<'_>, answer: Option<&Outcome>) {
         let decision = run.decision.as_ref().map(|d| d.as_str().to_owned());
+        let context = answer.and_then(Outcome::additional_context);
         self.0.lock().unwrap().push((
             run.name.to_owned(),
             run.status,
@@ -165,4 +166,54 @@ async fn fire_and_forget_alone_still_runs_in_line_where_its_answer_is_needed() {
         .dispatch(post_tool_use("bash_code_execute_tool", json!("secret")))
         .await;
     assert_eq!(post.modified_result, Some(json!("[redacted]")));
+}
+
+/// A hook that answers `deny` with context once `release` fires.
+fn blocked_until(name: &str, release: oneshot::Receiver<()>) -> impl tollgate_core::Hook {
+    let release = Arc::new(Mutex::new(Some(release)));
+    hook_fn(name, move |_| {
+        let release = release.lock().unwrap().take();
+        async move {
+            if let Some(release) = release {
+                let _ = release.await;
+            }
+            Ok(Outcome::deny("the tests fail").with_context("3 tests failed"))
+        }
+    })
+}
+
+#[tokio::test]
+async fn the_caller_can_wait_for_awaited_detached_hooks_and_only_those() {
+    use futures::FutureExt;
+
+    let (release_awaited, awaited_gate) = oneshot::channel::<()>();
+    let (_release_other, other_gate) = oneshot::channel::<()>();
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        blocked_until("rewake", awaited_gate),
+        advisory().awaited(true),
+    );
+    hooks.register_with(
+        Event::PreToolUse,
+        blocked_until("logger", other_gate),
+        advisory(),
+    );
+    let heard = Arc::new(Heard::default());
+    let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_detached_observer(heard.clone());
+    let outcome = dispatcher
+        .dispatch(pre_tool_use(
+            "bash_code_execute_tool",
+            json!({"command": "make"}),
+        ))
+        .await;
+    assert!(outcome.runs.iter().all(|r| r.status == RunStatus::Detached));
+    assert!(dispatcher.awaited_idle().now_or_never().is_none());
+    release_awaited.send(()).unwrap();
+    // Ends once the awaited hook ended and was heard; the other one is still blocked.
+    dispatcher.awaited_idle().await;
+    let heard = heard.0.lock().unwrap().clone();
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert_eq!(heard[0].0, "rewake");
+    assert_eq!(heard[0].3.as_deref(), Some("3 tests failed"));
 }

@@ -642,7 +642,7 @@ async fn fire_and_forget_hooks_never_delay_the_dispatch_and_still_run() {
 struct Finished(Mutex<Vec<(String, RunStatus, Option<String>)>>);
 
 impl tollgate_core::DetachedObserver for Finished {
-    fn finished(&self, payload: &Payload, run: tollgate_core::NamedRun<'_>, _: Option<&str>) {
+    fn finished(&self, payload: &Payload, run: tollgate_core::NamedRun<'_>, _: Option<&Outcome>) {
         assert_eq!(payload.event(), Event::SessionEnd);
         self.0
             .lock()

@@ -321,4 +321,24 @@ fn an_async_hooks_answer_is_context_and_never_a_decision() {
         (answer.decision.clone(), answer.additional_context()),
         (Decision::Allow, Some("3 tests failed"))
     );
+    let wake: Vec<_> = answer
+        .side_effects()
+        .iter()
+        .filter(|e| e.kind == tollgate_handlers::claude::WAKE)
+        .collect();
+    assert_eq!(wake.len(), 1, "{answer:?}");
+    assert_eq!(wake[0].detail["reason"], "3 tests failed");
+    // On any event, also where exit 2 is not a block (PostToolUse), and from stdout when
+    // stderr is empty.
+    let post = ClaudeCode::new("PostToolUse", context(Path::new("/ws"))).rewake(true);
+    let answer = post
+        .interpret(&payload, Some(2), b"lint failed\n", b"")
+        .unwrap();
+    assert_eq!(answer.additional_context(), Some("lint failed"));
+    assert!(
+        answer
+            .side_effects()
+            .iter()
+            .any(|e| e.kind == tollgate_handlers::claude::WAKE)
+    );
 }

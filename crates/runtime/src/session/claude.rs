@@ -123,9 +123,10 @@ pub(super) fn feedback(reason: &str) -> Message {
 
 impl Session<'_> {
     /// `session_end` for a session whose model answered without tool calls. Returns the
-    /// reason to go on when a hook keeps it working (Claude Code's `Stop` block), at most
-    /// [`MAX_KEEP_WORKING`] times in a row; `None` when the session ends (this was its
-    /// `session_end`).
+    /// reason to go on when a hook keeps it working (Claude Code's `Stop` block) or, once the
+    /// `asyncRewake` hooks still running have ended, when one of them blocked (Claude Code
+    /// wakes its model then); at most [`MAX_KEEP_WORKING`] times in a row. `None` when the
+    /// session ends (this was its `session_end`).
     pub(super) async fn completed(&self, ending: &Ending) -> Option<String> {
         let continued = self.kept.load(std::sync::atomic::Ordering::Relaxed);
         let end = SessionEnd {
@@ -139,7 +140,10 @@ impl Session<'_> {
             // `continue: false` wins over every hook's block, as in Claude Code.
             return None;
         }
-        let reason = keep_working(&outcome)?;
+        let reason = match keep_working(&outcome) {
+            Some(reason) => reason,
+            None => self.woken().await?,
+        };
         if continued >= MAX_KEEP_WORKING {
             let why = format!(
                 "a hook asked to keep working {} times in a row; the session ends (\"{reason}\" \
@@ -157,5 +161,15 @@ impl Session<'_> {
             json!({"reason": reason, "continued": continued + 1}),
         ));
         Some(reason)
+    }
+
+    /// What the `asyncRewake` hooks still running say once they ended: the context they left,
+    /// when one of them blocked; `None` when none did, or when the session is cancelled first.
+    async fn woken(&self) -> Option<String> {
+        tokio::select! {
+            () = self.dispatcher.awaited_idle() => {}
+            () = self.cancel.cancelled() => return None,
+        }
+        self.deferred.take_wake().map(|context| context.join("\n"))
     }
 }

@@ -6,26 +6,49 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value, json};
 use tollgate_core::{DetachedObserver, NamedRun};
-use tollgate_handlers::claude::StatusSink;
-use tollgate_protocol::Payload;
+use tollgate_handlers::claude::{StatusSink, WAKE};
+use tollgate_protocol::{Outcome, Payload};
 
 use crate::trace::{Step, Trace};
 
-/// Context detached hooks left for the model, oldest first. Cloning shares it.
+/// Context detached hooks left for the model, oldest first, and whether one of them asks to
+/// wake the session (an `asyncRewake` block). Cloning shares it.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Deferred(Arc<Mutex<Vec<String>>>);
+pub(super) struct Deferred(Arc<Mutex<Inbox>>);
+
+#[derive(Debug, Default)]
+struct Inbox {
+    context: Vec<String>,
+    wake: bool,
+}
 
 impl Deferred {
-    fn push(&self, context: String) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(context);
+    fn inbox(&self) -> std::sync::MutexGuard<'_, Inbox> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, context: String, wake: bool) {
+        let mut inbox = self.inbox();
+        inbox.context.push(context);
+        inbox.wake |= wake;
     }
 
     /// Everything left so far; what arrives later waits for the next call.
     pub(super) fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        let mut inbox = self.inbox();
+        inbox.wake = false;
+        std::mem::take(&mut inbox.context)
+    }
+
+    /// Everything left so far when one of it asks to wake the session, else nothing (and the
+    /// context stays for a later call).
+    pub(super) fn take_wake(&self) -> Option<Vec<String>> {
+        let mut inbox = self.inbox();
+        if !inbox.wake {
+            return None;
+        }
+        inbox.wake = false;
+        Some(std::mem::take(&mut inbox.context))
     }
 }
 
@@ -38,7 +61,9 @@ pub(super) struct DetachedToTrace {
 }
 
 impl DetachedObserver for DetachedToTrace {
-    fn finished(&self, payload: &Payload, run: NamedRun<'_>, context: Option<&str>) {
+    fn finished(&self, payload: &Payload, run: NamedRun<'_>, answer: Option<&Outcome>) {
+        let context = answer.and_then(Outcome::additional_context);
+        let wake = answer.is_some_and(|a| a.side_effects().iter().any(|e| e.kind == WAKE));
         let mut line = match serde_json::to_value(run.to_wire(&payload.event())) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
@@ -53,7 +78,7 @@ impl DetachedObserver for DetachedToTrace {
         }
         self.trace.emit(Step::new("hook_run", Value::Object(line)));
         if let Some(context) = context {
-            self.deferred.push(context.to_owned());
+            self.deferred.push(context.to_owned(), wake);
         }
     }
 }
