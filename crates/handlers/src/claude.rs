@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
 use tollgate_core::{BoxFuture, Hook, HookContext, HookError};
-use tollgate_protocol::claude_code::{ClaudeContext, aliases, to_claude, to_claude_payload};
+use tollgate_protocol::claude_code::{ClaudeContext, aliases, claude_call, to_claude_payload};
 use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
@@ -197,8 +197,8 @@ impl ClaudeCode {
 
     fn matches(&self, payload: &Payload) -> bool {
         if let Some(call) = payload.tool_call() {
-            let (name, input) =
-                to_claude(&call.tool_name, &call.tool_input, Some(&self.context.cwd));
+            let metadata = &payload.common.metadata;
+            let (name, input) = claude_call(call, metadata, Some(&self.context.cwd));
             let names = std::iter::once(name.as_str()).chain(aliases(&name).iter().copied());
             return self.matcher.matches_any(names)
                 && self.rule.as_ref().is_none_or(|r| r.matches(&name, &input));

@@ -11,8 +11,13 @@
 //! Code's names, and their `updatedInput` comes back through [`to_tollgate`]), by `tollgate
 //! replay` (recorded Claude Code calls judged by tollgate hooks) and by `tollgate dispatch
 //! --protocol claude-code`; [`claude_code_tool`] and [`aliases`], for configuration checks and
-//! matchers; and `tollgate hook`'s rewrite of a hook's new arguments back onto the host's input,
-//! which goes through [`Field`] one field at a time.
+//! matchers; and [`patch_sent_input`], which writes a hook's new arguments back onto the input
+//! Claude Code sent one [`Field`] at a time (`tollgate hook`'s `updatedInput`).
+//!
+//! A call that came from Claude Code (`tollgate hook`, `dispatch --protocol claude-code`)
+//! carries the input as sent in its payload's `metadata` ([`SENT_CALL`]): hooks declared in
+//! Claude Code's shape see that input ([`claude_call`]), with rewrites patched in, not a round
+//! trip through tollgate's fields, which would drop `description` or round a `timeout`.
 //!
 //! | tollgate | Claude Code |
 //! |---|---|
@@ -58,7 +63,9 @@ pub use table::{
     CLAUDE_CODE_TOOLS, ClaudeTool, Derived, Field, Kind, Pick, TOOLS, aliases, claude_code_tool,
     tool,
 };
-pub use tools::{response_to_claude, to_claude, to_tollgate};
+pub use tools::{
+    SENT_CALL, claude_call, patch_sent_input, response_to_claude, to_claude, to_tollgate,
+};
 
 #[cfg(test)]
 mod tests;

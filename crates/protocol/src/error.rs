@@ -22,6 +22,12 @@ pub enum ProtocolError {
         /// Why it was refused.
         message: String,
     },
+    /// A call of a tool [`TOOLS`](crate::claude_code::TOOLS) maps whose input does not fit the
+    /// tool's fields (`Bash` without a string `command`, a `timeout` that is no non-negative
+    /// number): it cannot be mapped to the runtime's tool, so the policy for that tool cannot
+    /// vet it. The message names the tool and the field.
+    #[error("{0}")]
+    UnfitToolInput(String),
 }
 
 impl ProtocolError {

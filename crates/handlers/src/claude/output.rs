@@ -32,7 +32,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tollgate_core::{FailureKind, HookError};
-use tollgate_protocol::claude_code::{to_claude, to_tollgate};
+use tollgate_protocol::claude_code::{claude_call, to_tollgate};
 use tollgate_protocol::{Decision, Outcome, OutcomeExtras, Payload, Rewrite, SideEffect};
 
 use crate::text::excerpt;
@@ -403,7 +403,7 @@ fn updated_args(
     let call = payload
         .tool_call()
         .ok_or_else(|| invalid("`updatedInput` on an event without a tool call".into()))?;
-    let (claude, _) = to_claude(&call.tool_name, &call.tool_input, Some(root));
+    let (claude, _) = claude_call(call, &payload.common.metadata, Some(root));
     match to_tollgate(&claude, &input, Some(root)) {
         Ok(Some((tool, args))) if tool == call.tool_name => Ok(args),
         Ok(Some((tool, _))) => Err(invalid(format!(

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::tools::{response_to_claude, to_claude, to_tollgate};
+use super::tools::{SENT_CALL, claude_call, response_to_claude, to_claude, to_tollgate};
 use crate::error::{ProtocolError, Result};
 use crate::event::Event;
 use crate::payload::{
@@ -92,7 +92,9 @@ pub fn hook_event_name(event: &Event, declared: &str) -> String {
 }
 
 /// The Claude Code payload of `payload` for a hook whose `hook_event_name` is `event_name`
-/// (see [`hook_event_name`]).
+/// (see [`hook_event_name`]). A tool call's `tool_name` and `tool_input` are
+/// [`claude_call`](super::claude_call)'s: the call as Claude Code sent it when the payload's
+/// metadata holds it, else the call in Claude Code's names.
 pub fn to_claude_payload(payload: &Payload, event_name: &str, ctx: &ClaudeContext) -> Value {
     let mut out = Map::new();
     out.insert("session_id".into(), json!(payload.common.session_id));
@@ -104,19 +106,26 @@ pub fn to_claude_payload(payload: &Payload, event_name: &str, ctx: &ClaudeContex
         out.insert("agent_id".into(), json!(agent.id));
         out.insert("agent_type".into(), json!(agent.agent_type));
     }
-    event_fields(&payload.data, event_name, ctx, &mut out);
+    event_fields(
+        &payload.data,
+        &payload.common.metadata,
+        event_name,
+        ctx,
+        &mut out,
+    );
     Value::Object(out)
 }
 
 fn event_fields(
     data: &EventData,
+    metadata: &Map<String, Value>,
     event_name: &str,
     ctx: &ClaudeContext,
     out: &mut Map<String, Value>,
 ) {
     let root = Some(ctx.cwd.as_path());
     let call = |call: &ToolCall, out: &mut Map<String, Value>| {
-        let (name, input) = to_claude(&call.tool_name, &call.tool_input, root);
+        let (name, input) = claude_call(call, metadata, root);
         out.insert("tool_name".into(), json!(name));
         out.insert("tool_input".into(), input);
         out.insert("tool_use_id".into(), json!(call.tool_call_id));
@@ -196,7 +205,7 @@ fn event_fields(
         }
         EventData::PermissionRequest(request) => {
             // Claude Code's payload names the tool and its input, not the call's id.
-            let (name, input) = to_claude(&request.call.tool_name, &request.call.tool_input, root);
+            let (name, input) = claude_call(&request.call, metadata, root);
             out.insert("tool_name".into(), json!(name));
             out.insert("tool_input".into(), input);
             out.insert("permission_suggestions".into(), json!([]));
@@ -236,14 +245,17 @@ fn subagent_stop(
 
 /// Reads a payload Claude Code wrote (a hook's stdin, as it is) into tollgate's payload and the
 /// context it carries. `hook_event_name` picks the event (`Stop` is `session_end`); tool calls
-/// are mapped to the runtime's tools with `cwd` as the root of file paths (a call the mapping
-/// cannot translate keeps Claude Code's name and input); fields tollgate has no place for are
-/// ignored.
+/// are mapped to the runtime's tools with `cwd` as the root of file paths, and the call as sent
+/// is kept in `metadata` under [`SENT_CALL`] (hooks declared in Claude Code's shape see it as
+/// sent, see [`claude_call`](super::claude_call)); a tool the table does not map keeps Claude
+/// Code's name and input; other fields tollgate has no place for are ignored.
 ///
 /// # Errors
 /// [`ProtocolError::InvalidWire`] when `value` is not an object, `hook_event_name` is missing
 /// or names an event tollgate does not have (`PreCompact`, `CwdChanged`, …), or a field the
-/// event needs is missing or of the wrong type.
+/// event needs is missing or of the wrong type; [`ProtocolError::UnfitToolInput`] when the
+/// input of a tool the table maps does not fit it (`Bash` with a `timeout` of `-1`): passed on
+/// unmapped, the call would escape every policy written for the runtime's tool.
 pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
     let Value::Object(object) = value else {
         return Err(ProtocolError::payload("expected a JSON object"));
@@ -274,7 +286,8 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
         let input = object.get("tool_input").cloned().unwrap_or(json!({}));
         let (tool_name, tool_input) = match to_tollgate(&name, &input, root) {
             Ok(Some((ours, mapped))) => (ours.to_owned(), mapped),
-            Ok(None) | Err(_) => (name, input),
+            Ok(None) => (name, input),
+            Err(why) => return Err(ProtocolError::UnfitToolInput(why)),
         };
         Ok(ToolCall {
             tool_name,
@@ -282,6 +295,13 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
             tool_input,
         })
     };
+    let sent_call = object.get("tool_name").map(|name| {
+        let input = object.get("tool_input").cloned().unwrap_or(json!({}));
+        (
+            SENT_CALL.to_owned(),
+            json!({"tool_name": name, "tool_input": input}),
+        )
+    });
     let data = match event {
         Event::SessionStart => EventData::SessionStart,
         Event::SessionEnd => EventData::SessionEnd(SessionEnd {
@@ -333,5 +353,9 @@ pub fn from_claude_payload(value: Value) -> Result<(Payload, ClaudeContext)> {
             )));
         }
     };
-    Ok((Payload::new(common, data), ctx))
+    let mut payload = Payload::new(common, data);
+    if payload.tool_call().is_some() {
+        payload.common.metadata.extend(sent_call);
+    }
+    Ok((payload, ctx))
 }

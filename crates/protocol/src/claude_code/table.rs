@@ -277,7 +277,7 @@ impl Field {
     }
 
     /// The field of `input` (a call of Claude Code's `tool`) in tollgate's form; `None` for an
-    /// optional field left out.
+    /// optional field left out (or `null`, which JSON writers put for a field they leave out).
     pub(super) fn tollgate_value(
         &self,
         tool: &str,
@@ -285,7 +285,7 @@ impl Field {
         root: Option<&Path>,
     ) -> Result<Option<Value>, String> {
         let key = self.theirs;
-        let value = input.get(key);
+        let value = input.get(key).filter(|v| !v.is_null() || self.required());
         let text = || {
             value
                 .and_then(Value::as_str)
@@ -313,6 +313,21 @@ impl Field {
                     .ok_or_else(|| format!("{tool} without a list `{key}`"))?,
             ),
         })
+    }
+
+    /// Whether a call must have the field (a `null` is then no value either).
+    fn required(&self) -> bool {
+        matches!(self.kind, Kind::Text | Kind::Path | Kind::List)
+    }
+
+    /// Whether tollgate's values `a` and `b` are the same to Claude Code: equal, or equal once
+    /// in Claude Code's form (a relative and an absolute path naming the same file under
+    /// `root`).
+    pub(super) fn same_for_claude(&self, a: &Value, b: &Value, root: Option<&Path>) -> bool {
+        a == b
+            || self
+                .claude_value(a, root)
+                .is_some_and(|a| Some(a) == self.claude_value(b, root))
     }
 }
 

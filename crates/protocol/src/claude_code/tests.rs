@@ -11,7 +11,7 @@ use crate::payload::{
     SessionEndStatus, ToolCall, ToolResult,
 };
 use crate::tools::RUNTIME_TOOLS;
-use crate::{BUILTIN_EVENTS, Event};
+use crate::{BUILTIN_EVENTS, Event, ProtocolError};
 
 fn tollgate(name: &str, input: Value) -> (String, Value) {
     let (name, input) = to_tollgate(name, &input, None).unwrap().unwrap();
@@ -474,6 +474,16 @@ fn a_claude_code_payload_reads_back_as_tollgates() {
         panic!("not session_end")
     };
     assert_eq!((end.answer.as_deref(), end.continued), (Some("ok"), 1));
+    // The call as sent rides along, for hooks in Claude Code's shape.
+    assert_eq!(
+        payload.common.metadata[SENT_CALL],
+        json!({"tool_name": "Write", "tool_input": {"file_path": "/ws/notes/a.md", "content": "x"}})
+    );
+    let seen = to_claude_payload(&payload, "PreToolUse", &ctx_of("/ws"));
+    assert_eq!(
+        seen["tool_input"],
+        json!({"file_path": "/ws/notes/a.md", "content": "x"})
+    );
     for bad in [
         json!([]),
         json!({}),
@@ -483,6 +493,38 @@ fn a_claude_code_payload_reads_back_as_tollgates() {
     ] {
         assert!(from_claude_payload(bad.clone()).is_err(), "{bad}");
     }
+}
+
+fn ctx_of(cwd: &str) -> ClaudeContext {
+    ClaudeContext {
+        cwd: PathBuf::from(cwd),
+        ..ClaudeContext::default()
+    }
+}
+
+/// The regression: a call whose input does not fit its tool was passed on under Claude Code's
+/// name, where no policy written for the runtime's tool could see it.
+#[test]
+fn a_mapped_tools_call_that_does_not_fit_is_an_error_naming_the_field() {
+    for (input, field) in [
+        (json!({"command": "rm -rf /", "timeout": -1}), "`timeout`"),
+        (json!({"command": "rm -rf /", "timeout": "30"}), "`timeout`"),
+        (json!({"cmd": "rm -rf /"}), "`command`"),
+    ] {
+        let stdin = json!({"session_id": "s", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_use_id": "t", "tool_input": input});
+        match from_claude_payload(stdin) {
+            Err(ProtocolError::UnfitToolInput(why)) => assert!(why.contains(field), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let stdin = json!({"session_id": "s", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_use_id": "t", "tool_input": {"command": "ls", "timeout": null}});
+    let (payload, _) = from_claude_payload(stdin).unwrap();
+    assert_eq!(
+        payload.tool_call().unwrap().tool_input,
+        json!({"command": "ls"})
+    );
 }
 
 #[test]
