@@ -28,8 +28,10 @@
 //! (`hook_event_name`, `tool_name: "Bash"`, `tool_input.command`, `cwd`, …), as it is: the
 //! event comes from `hook_event_name` (`--event` may be left out, and must agree when given),
 //! the call is mapped to the runtime's tools, and hooks declared in Claude Code's shape see
-//! the payload's `cwd`, `transcript_path` and `permission_mode`
-//! ([`tollgate_protocol::claude_code::from_claude_payload`]).
+//! the payload's `cwd`, `transcript_path` and `permission_mode`, and the call's `tool_input`
+//! as sent ([`tollgate_protocol::claude_code::from_claude_payload`]). A call of a tool the
+//! table maps whose input does not fit it (`Bash` with a `timeout` of `-1`) is denied without
+//! running a hook: the report's `reason` names the field.
 //!
 //! Exit status: 0 when dispatched, whatever the decision; 1 when the configuration cannot be
 //! built (unreadable file, agent class error); 2 on bad arguments or a bad payload.
@@ -47,7 +49,7 @@ use tollgate_core::{Background, DecidedBy, DispatchOutcome, Dispatcher};
 use tollgate_handlers::text::escape_controls_json;
 use tollgate_protocol::claude_code::{ClaudeContext, from_claude_payload};
 use tollgate_protocol::wire::{PayloadWire, SideEffectWire};
-use tollgate_protocol::{Event, Payload};
+use tollgate_protocol::{Event, Payload, ProtocolError};
 
 use crate::registry::{HookSources, Policy, fail, init_logging};
 
@@ -101,7 +103,14 @@ pub fn run(args: Dispatch, out: &mut impl Write) -> Result<ExitCode> {
     let (policy, payload) = if args.protocol == Some(Protocol::ClaudeCode) {
         let (payload, context) = match from_claude(args.event.as_ref(), value) {
             Ok(read) => read,
-            Err(message) => return Ok(fail(2, &format!("bad payload: {message}"))),
+            Err(Unread::Bad(message)) => return Ok(fail(2, &format!("bad payload: {message}"))),
+            Err(Unread::Unfit(report)) => {
+                let json = serde_json::to_string(&report)?;
+                for _ in 0..args.repeat {
+                    writeln!(out, "{}", escape_controls_json(&json))?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
         };
         let policy = match args.sources.build_for(context) {
             Ok(policy) => policy,
@@ -214,20 +223,39 @@ fn to_payload(
     Payload::try_from(wire).map_err(|e| e.to_string())
 }
 
+/// Why a Claude Code payload gives no payload to dispatch.
+enum Unread {
+    /// It is no payload of the event (exit 2).
+    Bad(String),
+    /// A call of a tool the table maps whose input does not fit the tool: denied without a
+    /// hook run, since no policy written for the runtime's tool could see it.
+    Unfit(Box<Report>),
+}
+
 /// A Claude Code payload, read as it is; `--event`, when given, must name the same event.
 fn from_claude(
     event: Option<&Event>,
     value: Value,
-) -> std::result::Result<(Payload, ClaudeContext), String> {
-    let (mut payload, mut context) = from_claude_payload(value).map_err(|e| e.to_string())?;
-    if let Some(event) = event
-        && payload.event() != *event
+) -> std::result::Result<(Payload, ClaudeContext), Unread> {
+    let named: Option<Event> = value
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .and_then(|name| name.parse().ok());
+    if let (Some(event), Some(named)) = (event, &named)
+        && named != event
     {
-        return Err(format!(
-            "the payload's hook_event_name is `{}`, not --event `{event}`",
-            payload.event()
-        ));
+        return Err(Unread::Bad(format!(
+            "the payload's hook_event_name is `{named}`, not --event `{event}`"
+        )));
     }
+    let (mut payload, mut context) = match from_claude_payload(value) {
+        Ok(read) => read,
+        Err(ProtocolError::UnfitToolInput(why)) => {
+            let event = named.map_or_else(|| "?".to_owned(), |e| e.to_string());
+            return Err(Unread::Unfit(Box::new(Report::unfit(event, &why))));
+        }
+        Err(e) => return Err(Unread::Bad(e.to_string())),
+    };
     if context.cwd.as_os_str().is_empty() {
         context.cwd = std::env::current_dir().unwrap_or_default();
     }
@@ -279,6 +307,12 @@ fn fill_defaults(object: &mut Map<String, Value>, agent_id: &str) {
     }
 }
 
+/// Why a call whose input does not fit its tool (`why`: `Bash with a malformed `timeout``) is
+/// denied, by `dispatch --protocol claude-code` and by `tollgate hook`.
+pub(crate) fn unfit_reason(why: &str) -> String {
+    format!("{why}: the call does not fit its tool's fields, so tollgate's policy cannot vet it")
+}
+
 /// A process-unique id part: `<nanos since epoch>-<pid>` in hex.
 pub(crate) fn generated_id() -> String {
     let nanos = SystemTime::now()
@@ -325,6 +359,23 @@ struct HookRunReport {
 }
 
 impl Report {
+    /// The denial of a call whose input does not fit its tool (`why` names the field).
+    fn unfit(event: String, why: &str) -> Self {
+        let reason = format!("tollgate: {}", unfit_reason(why));
+        Self {
+            event,
+            decision: "deny",
+            reason: Some(reason.clone()),
+            decided_by: None,
+            observation: Some(reason),
+            modified_args: None,
+            modified_result: None,
+            additional_context: Vec::new(),
+            side_effects: Vec::new(),
+            hook_runs: Vec::new(),
+        }
+    }
+
     fn new(outcome: &DispatchOutcome) -> Self {
         Self {
             event: outcome.event.to_string(),

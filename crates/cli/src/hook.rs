@@ -166,7 +166,7 @@ fn decide_call(
     let Some(event) = call.event else {
         return Ok(None);
     };
-    let policy = Policy::build(&flags.sources)?;
+    let policy = Policy::build(&flags.sources, call.claude_context())?;
     warnings.clone_from(&policy.warnings);
     let server = match &flags.server {
         Some(url) => Some(Server::new(url, token(flags)?)?),

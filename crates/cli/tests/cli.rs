@@ -22,6 +22,8 @@ mod doctor;
 mod guards;
 #[path = "cli/hook.rs"]
 mod hook;
+#[path = "cli/hook_input.rs"]
+mod hook_input;
 #[path = "cli/paths.rs"]
 mod paths;
 #[path = "cli/replay.rs"]

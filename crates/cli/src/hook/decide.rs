@@ -1,7 +1,8 @@
 //! One host hook call decided: the payload through the policy, then rewrites back into the
 //! host's names, then an ask resolved (the host's prompt, a denial, or the approval server).
 //!
-//! Everything that goes wrong denies: a payload that does not fit its event, hooks that do not
+//! Everything that goes wrong denies: a tool call whose input does not fit its tool (`Bash`
+//! with a `timeout` of `-1`), a payload that does not fit its event, hooks that do not
 //! answer before the deadline (which lies within the host's hook timeout, so the host never
 //! kills the hook and goes ahead), a rewrite the host cannot express, an approval server that
 //! cannot be reached. An approver's edit goes through the policy again, as in a run: a deny
@@ -17,10 +18,9 @@ use tollgate_server::wire::NewApproval;
 
 use super::answer::{Ruling, Verdict};
 use super::ask::{Server, Settled};
-use super::host::{HostCall, HostEvent, HostTool, Protocol};
+use super::host::{HostCall, HostEvent, HostTool, Protocol, map_tool};
 use super::policy::Policy;
 use super::reverse;
-use crate::replay::mapping::{ToolNames, map_claude};
 
 /// What one call needs to be decided.
 pub struct Context<'a> {
@@ -81,7 +81,7 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
         hook_runs: runs(&outcome),
     };
     if let (Some(args), Some(tool)) = (&outcome.modified_args, &cx.call.tool) {
-        match reverse::to_host(cx.call.protocol, tool, args) {
+        match reverse::to_host(cx.call.protocol, tool, args, cx.call.cwd()) {
             Ok(input) => decided.verdict.updated_input = Some(input),
             Err(reason) => {
                 decided.verdict.ruling = Ruling::Deny(format!("tollgate: {reason}"));
@@ -127,7 +127,18 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
     decided
 }
 
+/// Dispatches `call` through the policy.
+///
+/// # Errors
+/// Why it cannot be decided: a tool call whose input does not fit its tool (mapped, it would
+/// reach no policy written for the runtime's tool, so it is never passed on unvetted), a
+/// payload that does not fit the event, hooks that outlast the deadline.
 async fn dispatch(cx: &Context<'_>, call: &HostCall) -> Result<DispatchOutcome, String> {
+    if let Some(tool) = &call.tool
+        && let Some(why) = &tool.mapped.not_mapped
+    {
+        return Err(crate::dispatch::unfit_reason(why));
+    }
     let payload = call.payload(cx.event).map_err(|e| {
         format!(
             "the host's {} payload does not fit tollgate's `{}`: {e}",
@@ -250,7 +261,7 @@ fn approvers(cx: &Context<'_>) -> Result<Option<Vec<String>>, String> {
 
 /// An approver's edit (in the host's names) through the policy again.
 async fn review_edit(cx: &Context<'_>, edit: Value, decided: &mut Decided, by: &str) -> Ruling {
-    let (Some(tool), Value::Object(fields)) = (&cx.call.tool, &edit) else {
+    let (Some(tool), Value::Object(_)) = (&cx.call.tool, &edit) else {
         return Ruling::Deny(format!(
             "tollgate: {by} approved with an edit, and only a tool call's arguments (a JSON \
              object) can be edited"
@@ -259,7 +270,7 @@ async fn review_edit(cx: &Context<'_>, edit: Value, decided: &mut Decided, by: &
     let mut call = cx.call.clone();
     call.tool = Some(HostTool {
         input: edit.clone(),
-        mapped: map_claude(&tool.name, fields, ToolNames::Tollgate),
+        mapped: map_tool(&tool.name, &edit),
         ..tool.clone()
     });
     let outcome = match dispatch(cx, &call).await {

@@ -15,16 +15,21 @@
 //! | `PermissionRequest` (Claude Code) | `permission_request` | `tool_name`, `tool_input` (mapped), `tool_call_id`, `reason: ""` |
 //! | `Notification` (Claude Code) | `notification` | `notification_type`, `message` |
 //!
-//! Tool names and inputs go through the replay mapping (`Bash` → `bash_code_execute_tool`, …;
-//! Codex names its shell tool `Bash` with `{command}`), so hooks written for a tollgate run
-//! apply unchanged. Other events are not bridged: the hook answers nothing.
+//! Tool names and inputs go through the table of Claude Code's tools, as replay maps them
+//! (`Bash` → `bash_code_execute_tool`, …; Codex names its shell tool `Bash` with `{command}`),
+//! so hooks written for a tollgate run apply unchanged; the call as sent is kept in `metadata`
+//! (`claude_code_call`) for hooks declared in Claude Code's shape, which see it as sent. Other
+//! events are not bridged: the hook answers nothing.
+
+use std::path::Path;
 
 use clap::ValueEnum;
 use serde_json::{Map, Value, json};
+use tollgate_protocol::claude_code::{self, ClaudeContext, SENT_CALL};
 use tollgate_protocol::wire::PayloadWire;
 use tollgate_protocol::{Event, Payload};
 
-use crate::replay::mapping::{Mapped, ToolNames, map_claude};
+use crate::replay::mapping::Mapped;
 
 /// The host whose hook `tollgate hook` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -216,14 +221,7 @@ pub fn read(protocol: Protocol, text: &str) -> Result<HostCall, String> {
         Some(e) if e.has_tool() => {
             let name = string("tool_name").ok_or("no string `tool_name` on stdin")?;
             let input = raw.get("tool_input").cloned().unwrap_or(json!({}));
-            let mapped = match &input {
-                Value::Object(object) => map_claude(&name, object, ToolNames::Tollgate),
-                other => Mapped {
-                    tool_name: name.clone(),
-                    tool_input: other.clone(),
-                    not_mapped: Some(format!("{name} with a `tool_input` that is no object")),
-                },
-            };
+            let mapped = map_tool(&name, &input);
             Some(HostTool {
                 name,
                 input,
@@ -243,7 +241,47 @@ pub fn read(protocol: Protocol, text: &str) -> Result<HostCall, String> {
     })
 }
 
+/// A host's tool call as the bridge dispatches it, read off the table of Claude Code's tools
+/// (paths are copied: the bridge maps without a workspace, as replay does): the runtime's tool
+/// and fields; a tool the table does not map as sent; and a call of a tool the table maps
+/// whose input does not fit it as sent, with the reason in [`Mapped::not_mapped`] (the bridge
+/// denies it: no policy written for the runtime's tool would see it).
+pub fn map_tool(name: &str, input: &Value) -> Mapped {
+    let (tool_name, tool_input, not_mapped) = match claude_code::to_tollgate(name, input, None) {
+        Ok(Some((tool, args))) => (tool.to_owned(), args, None),
+        Ok(None) => (name.to_owned(), input.clone(), None),
+        Err(why) => (name.to_owned(), input.clone(), Some(why)),
+    };
+    Mapped {
+        tool_name,
+        tool_input,
+        not_mapped,
+    }
+}
+
 impl HostCall {
+    /// The host's `cwd`, when it sent an absolute one: the root of the host's file paths.
+    pub fn cwd(&self) -> Option<&Path> {
+        let cwd = self.raw.get("cwd").and_then(Value::as_str).map(Path::new);
+        cwd.filter(|cwd| cwd.is_absolute())
+    }
+
+    /// What hooks declared in Claude Code's shape see of the host's session: its `cwd` (else
+    /// the bridge's working folder, which the hosts set to the session's), `transcript_path`
+    /// and `permission_mode`.
+    pub fn claude_context(&self) -> ClaudeContext {
+        let text = |key: &str| self.raw.get(key).and_then(Value::as_str).map(str::to_owned);
+        let mut context = ClaudeContext::default();
+        if let Some(cwd) = self.cwd() {
+            context.cwd = cwd.to_path_buf();
+        }
+        context.transcript_path = text("transcript_path").unwrap_or_default();
+        if let Some(mode) = text("permission_mode") {
+            context.permission_mode = mode;
+        }
+        context
+    }
+
     /// The tollgate payload of this call (for a bridged event).
     ///
     /// # Errors
@@ -258,6 +296,10 @@ impl HostCall {
             .collect();
         metadata.insert("host".into(), json!(host));
         metadata.insert("hook_event_name".into(), json!(self.event_name));
+        if let Some(tool) = &self.tool {
+            let sent = json!({"tool_name": tool.name, "tool_input": tool.input});
+            metadata.insert(SENT_CALL.into(), sent);
+        }
         let mut object = Map::new();
         object.insert("event".into(), json!(event.event().to_string()));
         for key in ["session_id", "run_id", "trace_id"] {
@@ -372,6 +414,17 @@ mod tests {
         assert_eq!(payload["metadata"]["cwd"], "/p");
         assert_eq!(payload["metadata"]["effort"], json!({"level": "medium"}));
         assert_eq!(payload["metadata"]["host"], "claude-code");
+        // The call as sent, for hooks in Claude Code's shape.
+        assert_eq!(
+            payload["metadata"]["claude_code_call"],
+            json!({"tool_name": "Bash",
+                   "tool_input": {"command": "rm -rf build", "description": "clean"}})
+        );
+        let context = call.claude_context();
+        assert_eq!(
+            (context.cwd.to_str(), context.transcript_path.as_str()),
+            (Some("/p"), "/h/t.jsonl")
+        );
     }
 
     #[test]
@@ -475,7 +528,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_input_that_does_not_fit_is_dispatched_as_sent_with_a_note() {
+    fn a_tool_input_that_does_not_fit_is_kept_as_sent_with_the_field_named() {
         let text = r#"{"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"cmd": "ls"}, "tool_use_id": "u"}"#;
         let call = read(Protocol::ClaudeCode, text).unwrap();
@@ -488,5 +541,10 @@ mod tests {
                 .unwrap()
                 .contains("`command`")
         );
+        // Only tools the table maps have a shape to miss.
+        for (name, input) in [("Glob", json!("*.rs")), ("mcp__db__query", json!([1]))] {
+            assert_eq!(map_tool(name, &input).not_mapped, None, "{name}");
+        }
+        assert!(map_tool("Read", &json!("a")).not_mapped.is_some());
     }
 }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use tollgate_core::{Background, DispatchOutcome, Dispatcher};
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::Payload;
-use tollgate_runtime::{ApprovalPolicy, assemble};
+use tollgate_protocol::claude_code::ClaudeContext;
+use tollgate_runtime::{ApprovalPolicy, assemble_for};
 
 use crate::registry::{HookSources, agent_for_run, load_admin};
 
@@ -25,17 +26,18 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Loads `sources` as `tollgate dispatch` does, keeping the load warnings.
+    /// Loads `sources` as `tollgate dispatch` does, keeping the load warnings; hooks declared
+    /// in Claude Code's shape see `claude` (the host's `cwd`, transcript and permission mode).
     ///
     /// # Errors
     /// A file cannot be read or parsed, a `--skill` is no skill, or the hooks cannot be built:
     /// the message says which.
-    pub fn build(sources: &HookSources) -> Result<Self, String> {
+    pub fn build(sources: &HookSources, claude: ClaudeContext) -> Result<Self, String> {
         let admin = load_admin(&sources.admin)?;
         let (def, selected) =
             agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills)
                 .map_err(|(_, message)| message)?;
-        let assembly = assemble(&def, &selected, &ClassTable::builtin(), &admin)
+        let assembly = assemble_for(&def, &selected, &ClassTable::builtin(), &admin, claude)
             .map_err(|e| format!("{}: {e}", def.path))?;
         let warnings = admin
             .iter()

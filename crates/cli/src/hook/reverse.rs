@@ -1,14 +1,15 @@
 //! Rewritten tollgate arguments back in the host's field names, for `updatedInput`.
 //!
-//! The replay mapping (`crate::replay::mapping`) turns a host call into a runtime call
-//! (`Bash {command, description}` → `bash_code_execute_tool {command}`) through the one table
-//! of Claude Code's tools, [`tollgate_protocol::claude_code::TOOLS`]. When hooks rewrite the
-//! runtime call, the host needs the rewrite in its own names: this module reads the same rows
-//! backwards, field by field, and keeps no table of its own. It starts from the host's input as
-//! sent (so `description`, `run_in_background` and other fields the mapping drops are kept) and
-//! writes only the fields the rewrite changed, under the row's Claude Code name, times the
-//! field's unit factor (`timeout_seconds` 30 → `timeout` 30000). Paths are copied: the bridge
-//! maps without a workspace, as replay does.
+//! The bridge maps a host call to a runtime call (`Bash {command, description}` →
+//! `bash_code_execute_tool {command}`) through the one table of Claude Code's tools,
+//! [`tollgate_protocol::claude_code::TOOLS`]. When hooks rewrite the runtime call, the host
+//! needs the rewrite in its own names: [`claude_code::patch_sent_input`] reads the same rows
+//! backwards, field by field. It starts from the host's input as sent (so `description`,
+//! `run_in_background` and other fields the mapping drops are kept) and writes only the fields
+//! the rewrite changed, under the row's Claude Code name, times the field's unit factor
+//! (`timeout_seconds` 30 → `timeout` 30000). Paths go back absolute under the payload's `cwd`
+//! (a hook's `other.txt` is `<cwd>/other.txt`): the hosts' file tools take absolute paths, and
+//! a relative path without a `cwd` to resolve it against is refused.
 //!
 //! Codex sends its shell tool as `Bash {command}`: the same row, less the fields Codex's tool
 //! lacks ([`CODEX_LACKS`]).
@@ -18,8 +19,10 @@
 //! the `content` a `MultiEdit` derives from its `edits`) cannot be expressed: it is an error,
 //! and the bridge denies the call rather than run something no hook approved.
 
+use std::path::Path;
+
 use serde_json::Value;
-use tollgate_protocol::claude_code::{self, Field};
+use tollgate_protocol::claude_code::{self, Kind};
 
 use super::host::{HostTool, Protocol};
 
@@ -27,66 +30,49 @@ use super::host::{HostTool, Protocol};
 /// same name does not have.
 const CODEX_LACKS: [(&str, &str); 1] = [("Bash", "timeout")];
 
-/// The fields of the host's tool `host_tool`, in the table's rows.
-fn fields(protocol: Protocol, host_tool: &str) -> impl Iterator<Item = &'static Field> + '_ {
-    let row = claude_code::tool(host_tool).filter(|row| row.runtime.is_some());
-    let lacks = move |field: &&Field| {
-        protocol == Protocol::Codex && CODEX_LACKS.contains(&(host_tool, field.theirs))
-    };
-    row.map_or(&[][..], |row| row.fields)
-        .iter()
-        .filter(move |field| !lacks(field))
-}
-
-/// The host's input for `tool` after hooks rewrote its tollgate arguments to `rewritten`.
+/// The host's input for `tool` after hooks rewrote its tollgate arguments to `rewritten`;
+/// `cwd` is the host's working folder, the root of its file paths.
 ///
 /// # Errors
-/// `rewritten` is not an object, or changes a field the host's tool has no counterpart for
-/// (the message names it).
-pub fn to_host(protocol: Protocol, tool: &HostTool, rewritten: &Value) -> Result<Value, String> {
-    let Value::Object(rewritten) = rewritten else {
+/// `rewritten` is not an object, changes a field the host's tool has no counterpart for, or
+/// gives a path that stays relative (no `cwd`): the message names the field.
+pub fn to_host(
+    protocol: Protocol,
+    tool: &HostTool,
+    rewritten: &Value,
+    cwd: Option<&Path>,
+) -> Result<Value, String> {
+    if !rewritten.is_object() {
         return Err("hooks rewrote the arguments to something that is no JSON object".into());
-    };
-    let renamed = tool.mapped.tool_name != tool.name;
-    let (Value::Object(host), Value::Object(before)) = (&tool.input, &tool.mapped.tool_input)
-    else {
-        return Ok(Value::Object(rewritten.clone()));
-    };
-    if !renamed {
-        // The mapping left the call as sent: its fields are the host's.
-        return Ok(Value::Object(rewritten.clone()));
     }
-    let find = |key: &str| {
-        fields(protocol, &tool.name)
-            .find(|f| f.ours == key)
-            .ok_or_else(|| {
-                format!(
-                    "hooks rewrote `{key}`, which the host's `{}` tool has no field for",
-                    tool.name
-                )
-            })
-    };
-    let mut out = host.clone();
-    for (key, value) in rewritten {
-        if before.get(key) != Some(value) {
-            let field = find(key)?;
-            out.insert(field.theirs.to_owned(), scaled(field, value)?);
+    let row = claude_code::tool(&tool.name).filter(|row| row.runtime.is_some());
+    let fields = row.map_or(&[][..], |row| row.fields);
+    if protocol == Protocol::Codex {
+        let lacked = fields
+            .iter()
+            .filter(|f| CODEX_LACKS.contains(&(tool.name.as_str(), f.theirs)));
+        for field in lacked {
+            if rewritten.get(field.ours) != tool.mapped.tool_input.get(field.ours) {
+                return Err(format!(
+                    "hooks rewrote `{}`, which the host's `{}` tool has no field for",
+                    field.ours, tool.name
+                ));
+            }
         }
     }
-    for key in before.keys().filter(|k| !rewritten.contains_key(*k)) {
-        out.remove(find(key)?.theirs);
+    let out = claude_code::patch_sent_input(&tool.name, &tool.input, rewritten, cwd)?;
+    for field in fields.iter().filter(|f| f.kind == Kind::Path) {
+        let path = out.get(field.theirs).and_then(Value::as_str);
+        let changed = out.get(field.theirs) != tool.input.get(field.theirs);
+        if changed && path.is_some_and(|p| Path::new(p).is_relative()) {
+            return Err(format!(
+                "hooks rewrote `{}` to a relative path, and the host's payload has no absolute \
+                 `cwd` to resolve it against",
+                field.ours
+            ));
+        }
     }
-    Ok(Value::Object(out))
-}
-
-/// `value` in the host's units; no workspace, so paths are copied.
-fn scaled(field: &Field, value: &Value) -> Result<Value, String> {
-    field.claude_value(value, None).ok_or_else(|| {
-        format!(
-            "hooks rewrote `{}` to a value that is no whole number",
-            field.ours
-        )
-    })
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -97,10 +83,15 @@ mod tests {
     use tollgate_protocol::claude_code::{Kind, TOOLS, to_claude};
 
     use super::*;
-    use crate::replay::mapping::{ToolNames, map_claude};
+    use crate::hook::host::map_tool;
+
+    /// The host's working folder in these tests.
+    fn cwd() -> Option<&'static Path> {
+        Some(Path::new("/ws"))
+    }
 
     fn tool(name: &str, input: Value) -> HostTool {
-        let mapped = map_claude(name, input.as_object().unwrap(), ToolNames::Tollgate);
+        let mapped = map_tool(name, &input);
         HostTool {
             name: name.into(),
             input,
@@ -119,6 +110,7 @@ mod tests {
             Protocol::ClaudeCode,
             &bash,
             &json!({"command": "rm -rf build --dry-run"}),
+            cwd(),
         );
         assert_eq!(
             out.unwrap(),
@@ -126,7 +118,13 @@ mod tests {
         );
         let codex = tool("Bash", json!({"command": "ls"}));
         assert_eq!(
-            to_host(Protocol::Codex, &codex, &json!({"command": "ls -la"})).unwrap(),
+            to_host(
+                Protocol::Codex,
+                &codex,
+                &json!({"command": "ls -la"}),
+                cwd()
+            )
+            .unwrap(),
             json!({"command": "ls -la"})
         );
     }
@@ -138,15 +136,22 @@ mod tests {
             Protocol::ClaudeCode,
             &bash,
             &json!({"command": "make", "timeout_seconds": 30}),
+            cwd(),
         );
         assert_eq!(out.unwrap(), json!({"command": "make", "timeout": 30000}));
-        let out = to_host(Protocol::ClaudeCode, &bash, &json!({"command": "make"}));
+        let out = to_host(
+            Protocol::ClaudeCode,
+            &bash,
+            &json!({"command": "make"}),
+            cwd(),
+        );
         assert_eq!(out.unwrap(), json!({"command": "make"}));
         let codex = tool("Bash", json!({"command": "make"}));
         let err = to_host(
             Protocol::Codex,
             &codex,
             &json!({"command": "make", "timeout_seconds": 5}),
+            cwd(),
         );
         assert!(err.unwrap_err().contains("`timeout_seconds`"));
     }
@@ -161,6 +166,7 @@ mod tests {
             Protocol::ClaudeCode,
             &edit,
             &json!({"path": "/b", "content": "N", "old_string": "o"}),
+            cwd(),
         );
         assert_eq!(
             out.unwrap(),
@@ -171,6 +177,7 @@ mod tests {
             Protocol::ClaudeCode,
             &task,
             &json!({"agent": "Explore", "task": "p2"}),
+            cwd(),
         );
         assert_eq!(
             out.unwrap(),
@@ -188,6 +195,7 @@ mod tests {
             Protocol::ClaudeCode,
             &multi,
             &json!({"path": "/a", "content": "x", "edits": [{"old_string": "a", "new_string": "b"}]}),
+            cwd(),
         );
         assert!(err.unwrap_err().contains("`content`"));
         let bash = tool("Bash", json!({"command": "ls"}));
@@ -195,19 +203,65 @@ mod tests {
             Protocol::ClaudeCode,
             &bash,
             &json!({"command": "ls", "cwd": "/"}),
+            cwd(),
         );
         assert!(err.unwrap_err().contains("`cwd`"));
-        assert!(to_host(Protocol::ClaudeCode, &bash, &json!("ls")).is_err());
+        assert!(to_host(Protocol::ClaudeCode, &bash, &json!("ls"), cwd()).is_err());
     }
 
     #[test]
     fn tools_the_mapping_leaves_alone_are_rewritten_as_they_are() {
         let glob = tool("Glob", json!({"pattern": "*.rs"}));
-        let out = to_host(Protocol::ClaudeCode, &glob, &json!({"pattern": "src/*.rs"}));
+        let out = to_host(
+            Protocol::ClaudeCode,
+            &glob,
+            &json!({"pattern": "src/*.rs"}),
+            cwd(),
+        );
         assert_eq!(out.unwrap(), json!({"pattern": "src/*.rs"}));
+        // A call that does not fit its tool is denied before any hook runs; were it
+        // rewritten, the rewrite could not be placed.
         let unfit = tool("Bash", json!({"cmd": "ls"}));
-        let out = to_host(Protocol::ClaudeCode, &unfit, &json!({"cmd": "ls -l"}));
-        assert_eq!(out.unwrap(), json!({"cmd": "ls -l"}));
+        let out = to_host(
+            Protocol::ClaudeCode,
+            &unfit,
+            &json!({"cmd": "ls -l"}),
+            cwd(),
+        );
+        assert!(out.unwrap_err().contains("`command`"));
+    }
+
+    /// The regression: a hook's relative `path` reached Claude Code as a relative `file_path`.
+    #[test]
+    fn a_rewritten_relative_path_goes_back_absolute_under_the_hosts_cwd() {
+        let edit = tool(
+            "Edit",
+            json!({"file_path": "/ws/a.txt", "old_string": "o", "new_string": "n"}),
+        );
+        let rewritten = json!({"path": "other.txt", "content": "n", "old_string": "o"});
+        let out = to_host(Protocol::ClaudeCode, &edit, &rewritten, cwd()).unwrap();
+        assert_eq!(
+            out,
+            json!({"file_path": "/ws/other.txt", "old_string": "o", "new_string": "n"})
+        );
+        let read = tool("Read", json!({"file_path": "/ws/a.txt"}));
+        let out = to_host(
+            Protocol::ClaudeCode,
+            &read,
+            &json!({"path": "b.txt"}),
+            cwd(),
+        );
+        assert_eq!(out.unwrap(), json!({"file_path": "/ws/b.txt"}));
+        let err = to_host(Protocol::ClaudeCode, &read, &json!({"path": "b.txt"}), None);
+        assert!(err.unwrap_err().contains("`cwd`"));
+        // An absolute path, and one the rewrite left alone, need no `cwd`.
+        let out = to_host(
+            Protocol::ClaudeCode,
+            &read,
+            &json!({"path": "/etc/x"}),
+            None,
+        );
+        assert_eq!(out.unwrap(), json!({"file_path": "/etc/x"}));
     }
 
     /// A well-formed value of `kind`, as the host sends it.
@@ -264,13 +318,13 @@ mod tests {
             for field in row.fields {
                 let mut rewritten = before.clone();
                 rewritten[field.ours] = changed(&before[field.ours]);
-                let out = to_host(Protocol::ClaudeCode, &host, &rewritten).unwrap();
+                let out = to_host(Protocol::ClaudeCode, &host, &rewritten, cwd()).unwrap();
                 let (_, claude) = to_claude(&host.mapped.tool_name, &rewritten, None);
                 assert_eq!(differing(&host.input, &out), [field.theirs], "{}", row.name);
                 assert!(differing(&claude_before, &claude).contains(&field.theirs.to_owned()));
                 assert_eq!(out[field.theirs], claude[field.theirs], "{}", field.theirs);
 
-                let codex = to_host(Protocol::Codex, &host, &rewritten);
+                let codex = to_host(Protocol::Codex, &host, &rewritten, cwd());
                 match (row.name, field.theirs) {
                     ("Bash", "timeout") => assert!(codex.is_err()),
                     _ => assert_eq!(codex.unwrap(), out, "{}.{}", row.name, field.theirs),
@@ -279,7 +333,7 @@ mod tests {
             if let Some(derived) = row.ours_only {
                 let mut rewritten = before.clone();
                 rewritten[derived.name] = json!("new text");
-                let err = to_host(Protocol::ClaudeCode, &host, &rewritten).unwrap_err();
+                let err = to_host(Protocol::ClaudeCode, &host, &rewritten, cwd()).unwrap_err();
                 assert!(err.contains(derived.name), "{err}");
                 let (_, claude) = to_claude(&host.mapped.tool_name, &rewritten, None);
                 assert!(claude.get(derived.name).is_none(), "{}", row.name);
