@@ -9,6 +9,10 @@
 //! file (`audit`). `tollgate hook install` writes the host's settings (`install`);
 //! `tollgate hook log` shows the audit file.
 //!
+//! The answer goes out as soon as the decision is made: hooks it does not wait for (Claude
+//! Code's `async` hooks, `fire_and_forget` ones) are stopped when the bridge exits, since the
+//! hosts wait for the hook process to exit, not only for its output to end.
+//!
 //! The hook never lets through what it could not decide: a payload it cannot read, a
 //! configuration that does not load, hooks that do not answer before `--timeout` (the host's
 //! hook timeout) less a margin, a panic: on `PreToolUse` and `UserPromptSubmit` each blocks
@@ -125,6 +129,7 @@ fn bridge(protocol: Protocol, flags: &BridgeFlags, out: &mut impl Write) -> Exit
     let started = Instant::now();
     let deadline = started + Duration::from_secs(flags.timeout).saturating_sub(MARGIN);
     let mut entry = Entry::new(now_ms(), protocol.name(), "?");
+    let mut detached = None;
     let answer = match read_stdin().and_then(|text| host::read(protocol, &text)) {
         Err(message) => {
             entry.reason = Some(message.clone());
@@ -134,8 +139,15 @@ fn bridge(protocol: Protocol, flags: &BridgeFlags, out: &mut impl Write) -> Exit
             let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 decide_call(&call, flags, deadline, &mut entry.warnings)
             }));
-            let decided = decided
-                .unwrap_or_else(|_| Err("the hook panicked; the call is not allowed".to_owned()));
+            let decided = match decided {
+                Ok(Ok(Some((decided, left)))) => {
+                    detached = Some(left);
+                    Ok(Some(decided))
+                }
+                Ok(Ok(None)) => Ok(None),
+                Ok(Err(message)) => Err(message),
+                Err(_) => Err("the hook panicked; the call is not allowed".to_owned()),
+            };
             record(&mut entry, &call, decided)
         }
     };
@@ -152,17 +164,39 @@ fn bridge(protocol: Protocol, flags: &BridgeFlags, out: &mut impl Write) -> Exit
     if !answer.stderr.is_empty() {
         let _ = writeln!(std::io::stderr(), "{}", answer.stderr);
     }
+    close_stdio();
+    // The hosts go on when the hook exits, not when its output ends (docs/hook-bridge.md):
+    // detached hooks still running are stopped here rather than hold the host.
+    drop(detached);
     ExitCode::from(answer.exit_code)
 }
 
-/// The decision for a bridged event (`Ok(None)`: not bridged), or why none could be made;
-/// the configuration's load warnings go to `warnings`.
+/// Points stdout and stderr at `/dev/null` once the answer is out, so that nothing written
+/// later (a log line, a panic message) reaches the host after its answer.
+fn close_stdio() {
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    let _ = nix::unistd::dup2_stdout(&null);
+    let _ = nix::unistd::dup2_stderr(&null);
+}
+
+/// Hooks detached from a decision (Claude Code's `async` hooks, `fire_and_forget` ones) with
+/// the runtime that drives them: they make progress only while it runs, and dropping it stops
+/// them (their process groups are killed, their requests dropped).
+struct Detached {
+    _runtime: tokio::runtime::Runtime,
+    _policy: Policy,
+}
+
+/// The decision for a bridged event (`Ok(None)`: not bridged), with the hooks it detached, or
+/// why none could be made; the configuration's load warnings go to `warnings`.
 fn decide_call(
     call: &HostCall,
     flags: &BridgeFlags,
     deadline: Instant,
     warnings: &mut Vec<String>,
-) -> Result<Option<Decided>, String> {
+) -> Result<Option<(Decided, Detached)>, String> {
     let Some(event) = call.event else {
         return Ok(None);
     };
@@ -184,12 +218,13 @@ fn decide_call(
             server: server.as_ref(),
             deadline,
         };
-        let decided = decide(&cx).await;
-        // Fire-and-forget hooks (a session-end webhook) keep their deadline, within ours.
-        let _ = tokio::time::timeout_at(deadline, policy.idle()).await;
-        decided
+        decide(&cx).await
     });
-    Ok(Some(decided))
+    let detached = Detached {
+        _runtime: runtime,
+        _policy: policy,
+    };
+    Ok(Some((decided, detached)))
 }
 
 /// The bearer token: --token, else --token-file, else $TOLLGATE_TOKEN.

@@ -16,6 +16,8 @@ mod claude_code;
 mod codex;
 #[path = "interop/compat.rs"]
 mod compat;
+#[path = "interop/hook_exit.rs"]
+mod hook_exit;
 #[path = "common/served.rs"]
 mod served;
 #[path = "interop/support.rs"]

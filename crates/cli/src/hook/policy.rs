@@ -17,7 +17,6 @@ use crate::registry::{HookSources, agent_for_run, load_admin};
 /// The hooks, the gate and the approval settings of the bridge.
 pub struct Policy {
     dispatcher: Dispatcher,
-    background: Background,
     /// Who may approve asks and how long they may wait (admin keys over the agent file's).
     pub approval: ApprovalPolicy,
     /// What loading skipped or found missing (`FILE: ENTRY: MESSAGE`), for the audit: the
@@ -46,13 +45,11 @@ impl Policy {
             .chain(&assembly.warnings)
             .map(ToString::to_string)
             .collect();
-        let background = Background::default();
         let dispatcher = Dispatcher::new(assembly.registry)
-            .with_background(background.clone())
+            .with_background(Background::default())
             .with_permission_gate(Arc::new(assembly.gate));
         Ok(Self {
             dispatcher,
-            background,
             approval: ApprovalPolicy::resolve(&def.approval, &admin),
             warnings,
         })
@@ -64,13 +61,5 @@ impl Policy {
     /// Dropping the future stops waiting; hooks still running are killed with their process.
     pub async fn dispatch(&self, payload: Payload) -> DispatchOutcome {
         self.dispatcher.dispatch(Arc::new(payload)).await
-    }
-
-    /// Waits for fire-and-forget hooks (a session-end webhook) to end, within their deadlines.
-    ///
-    /// # Cancel safety
-    /// Cancel-safe.
-    pub async fn idle(&self) {
-        self.background.idle().await;
     }
 }

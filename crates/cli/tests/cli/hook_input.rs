@@ -1,9 +1,10 @@
 //! What the host sends, through `tollgate hook` and `tollgate dispatch --protocol claude-code`:
 //! a call whose input does not fit its tool, hooks in Claude Code's shape that must see the
-//! input as the host sent it, and paths going back to the host.
+//! input as the host sent it, paths going back to the host, and `async` hooks that must not
+//! hold the answer.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -253,4 +254,56 @@ fn regression_a_rewritten_path_reached_claude_code_relative() {
         answer["updatedInput"],
         json!({"file_path": at("other.txt"), "limit": 20})
     );
+}
+
+/// Whether a process whose command line holds `marker` is running (zombies have none).
+fn running(marker: &str) -> bool {
+    let processes = std::fs::read_dir("/proc").unwrap().flatten();
+    processes.into_iter().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(marker)
+    })
+}
+
+#[test]
+fn regression_an_async_hook_held_the_bridges_answer() {
+    let folder = Folder::new();
+    // The async hook waits for a file nobody creates, within Claude Code's default 600 s: a
+    // bridge that waited for it would hold its answer past HANG_GUARD.
+    let never = folder.root.join("never-created");
+    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", never.display());
+    let deny = "echo 'no rm -rf' >&2; exit 2";
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "async": true, "command": wait},
+        {"type": "command", "command": deny},
+    ]}]}});
+    let settings = folder.write("settings.json", &settings.to_string());
+    let stdin = folder.pre(
+        "Bash",
+        json!({"command": "rm -rf build", "description": "clean"}),
+    );
+    for protocol in ["claude-code", "codex"] {
+        let output = folder.hook(protocol, &["--hooks", &settings], &stdin);
+        let deny_reason = "tollgate: Tool call denied by hook";
+        match protocol {
+            "claude-code" => {
+                let answer = specific(&output);
+                assert_eq!(answer["permissionDecision"], "deny");
+                let reason = answer["permissionDecisionReason"].as_str().unwrap();
+                assert!(reason.starts_with(deny_reason), "{reason}");
+            }
+            _ => {
+                assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+                assert!(String::from_utf8_lossy(&output.stderr).starts_with(deny_reason));
+            }
+        }
+    }
+    // The hook was stopped with the bridge, not left running on its own.
+    let marker = never.display().to_string();
+    let until = Instant::now() + Duration::from_secs(10);
+    while running(&marker) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!running(&marker), "the async hook outlived the bridge");
+    assert!(!Path::new(&never).exists());
 }

@@ -413,3 +413,46 @@ fn claude_code_through_tollgate_hook_checks_its_own_permissions_on_a_rewritten_c
     assert!(results[0].0.contains("rewritten.marker"), "{context}");
     assert!(results[0].0.contains("needs approval"), "{context}");
 }
+
+/// A hook file in Claude Code's shape, given to `tollgate hook` with `--hooks`, with an
+/// `async` hook on `Bash` that waits for a file nobody creates (within Claude Code's default
+/// 600 s). The CLIs go on only when `tollgate hook` exits (`hook_exit.rs`): a bridge that
+/// waited for its detached hooks would hold the call past the run's limit.
+fn async_hook_does_not_hold_the_call(host: Host) {
+    let scene = Scene::new();
+    let never = scene.home.join("never-created");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "async": true,
+        "command": format!("while [ ! -e '{}' ]; do sleep 0.05; done", never.display()),
+    }]}]}});
+    let path = scene.home.join("tollgate/async.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, settings.to_string()).unwrap();
+    host.install(&scene, &["--hooks".to_owned(), path.display().to_string()]);
+    let command = format!("touch allowed.marker && echo {ALLOWED_OUTPUT}");
+    let api = host.api(Script::new().shell(&command).echo_tool_result());
+
+    let output = host.run(&scene, &api);
+
+    let requests = api.requests();
+    let context = context(&output, &requests);
+    assert!(output.status.success(), "{context}");
+    assert!(scene.project.join("allowed.marker").exists(), "{context}");
+    let audit = audited(&scene);
+    assert_eq!(audit[0]["decision"], "allow", "{audit:?}");
+    let detached = audit[0]["hook_runs"].as_array().unwrap();
+    assert!(
+        detached.iter().any(|r| r["status"] == "detached"),
+        "{audit:?}"
+    );
+}
+
+#[test]
+fn claude_code_through_tollgate_hook_is_not_held_by_an_async_hook() {
+    async_hook_does_not_hold_the_call(Host::ClaudeCode);
+}
+
+#[test]
+fn codex_through_tollgate_hook_is_not_held_by_an_async_hook() {
+    async_hook_does_not_hold_the_call(Host::Codex);
+}
