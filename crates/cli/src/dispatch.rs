@@ -161,7 +161,8 @@ async fn dispatch_all(
         out.flush()?;
     }
     // Fire-and-forget hooks keep their deadline; let them finish before the process exits.
-    background.idle().await;
+    // Advisory ones (Claude Code's `async` hooks), whose answers nobody reads, are stopped.
+    background.settled().await;
     Ok(())
 }
 

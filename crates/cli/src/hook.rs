@@ -9,9 +9,10 @@
 //! file (`audit`). `tollgate hook install` writes the host's settings (`install`);
 //! `tollgate hook log` shows the audit file.
 //!
-//! The answer goes out as soon as the decision is made: hooks it does not wait for (Claude
-//! Code's `async` hooks, `fire_and_forget` ones) are stopped when the bridge exits, since the
-//! hosts wait for the hook process to exit, not only for its output to end.
+//! The answer goes out as soon as the decision is made. The hosts wait for the hook process
+//! to exit, not only for its output to end, so Claude Code's `async` hooks still running are
+//! stopped when the bridge exits; other `fire_and_forget` hooks (a session-end webhook) get
+//! until the bridge's deadline first.
 //!
 //! The hook never lets through what it could not decide: a payload it cannot read, a
 //! configuration that does not load, hooks that do not answer before `--timeout` (the host's
@@ -166,8 +167,11 @@ fn bridge(protocol: Protocol, flags: &BridgeFlags, out: &mut impl Write) -> Exit
     }
     close_stdio();
     // The hosts go on when the hook exits, not when its output ends (docs/hook-bridge.md):
-    // detached hooks still running are stopped here rather than hold the host.
-    drop(detached);
+    // advisory hooks still running (Claude Code's `async` ones) are stopped here rather than
+    // hold the host; a notification hook's webhook gets until the deadline, as before.
+    if let Some(detached) = detached {
+        detached.finish(deadline);
+    }
     ExitCode::from(answer.exit_code)
 }
 
@@ -185,8 +189,18 @@ fn close_stdio() {
 /// the runtime that drives them: they make progress only while it runs, and dropping it stops
 /// them (their process groups are killed, their requests dropped).
 struct Detached {
-    _runtime: tokio::runtime::Runtime,
-    _policy: Policy,
+    runtime: tokio::runtime::Runtime,
+    policy: Policy,
+}
+
+impl Detached {
+    /// Lets the detached hooks that are not advisory (a session-end webhook) finish, until
+    /// `deadline`; the others (Claude Code's `async` hooks) are stopped with the bridge.
+    fn finish(self, deadline: Instant) {
+        self.runtime.block_on(async {
+            let _ = tokio::time::timeout_at(deadline, self.policy.settled()).await;
+        });
+    }
 }
 
 /// The decision for a bridged event (`Ok(None)`: not bridged), with the hooks it detached, or
@@ -220,10 +234,7 @@ fn decide_call(
         };
         decide(&cx).await
     });
-    let detached = Detached {
-        _runtime: runtime,
-        _policy: policy,
-    };
+    let detached = Detached { runtime, policy };
     Ok(Some((decided, detached)))
 }
 

@@ -246,23 +246,29 @@ pub fn run(args: Run) -> Result<ExitCode> {
         });
         let running = async {
             let report = tollgate_runtime::run(request, &services, sinks, cancel.clone()).await;
-            // Fire-and-forget hooks keep their deadline; let them finish before the process
-            // exits, unless a signal says to stop waiting.
-            let pending = services.background.pending();
-            if pending > 0 {
+            // Fire-and-forget hooks (a session-end webhook) keep their deadline; let them finish
+            // before the process exits, unless a signal says to stop waiting. Advisory ones
+            // (Claude Code's `async` hooks), whose answers nobody reads any more, are stopped.
+            let settled = services.background.settled();
+            let mut settled = std::pin::pin!(settled);
+            let done = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(settled.as_mut().poll(cx).is_ready())
+            })
+            .await;
+            if !done {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "waiting for {pending} background hook(s) to finish, each within its timeout \
+                    "waiting for background hooks to finish, each within its timeout \
                      (Ctrl-C stops waiting)"
                 );
-            }
-            if cancel.is_cancelled() {
-                // Cancelled already: the next signal quits.
-                services.background.idle().await;
-            } else {
-                tokio::select! {
-                    () = services.background.idle() => {}
-                    () = cancel.cancelled() => {}
+                if cancel.is_cancelled() {
+                    // Cancelled already: the next signal quits.
+                    settled.await;
+                } else {
+                    tokio::select! {
+                        () = settled => {}
+                        () = cancel.cancelled() => {}
+                    }
                 }
             }
             report

@@ -28,23 +28,24 @@ pub trait DetachedObserver: Send + Sync + 'static {
     fn finished(&self, payload: &Payload, run: NamedRun<'_>, answer: Option<&Outcome>);
 }
 
-/// The detached runs of `awaited` hooks (see [`HookOptions::awaited`](crate::HookOptions))
-/// one dispatcher started, counted from their detach until their observer has heard how they
-/// ended. Cloning shares the count.
+/// A count of detached runs, each counted from its detach until its task ended (after its
+/// observer heard how it ended), with a wait for none to be left: the runs of `awaited` hooks
+/// one dispatcher started ([`HookOptions::awaited`](crate::HookOptions)), the runs of
+/// non-advisory hooks a queue holds. Cloning shares the count.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Awaited(Arc<AwaitedCount>);
+pub(crate) struct RunCount(Arc<CountInner>);
 
 #[derive(Debug, Default)]
-struct AwaitedCount {
+struct CountInner {
     running: AtomicUsize,
     /// Told when the count drops to zero.
     idle: Notify,
 }
 
 /// One counted run: uncounted when dropped (its task ended, or it was never queued).
-pub(crate) struct AwaitedRun(Arc<AwaitedCount>);
+pub(crate) struct Counted(Arc<CountInner>);
 
-impl Drop for AwaitedRun {
+impl Drop for Counted {
     fn drop(&mut self) {
         if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.0.idle.notify_waiters();
@@ -52,11 +53,11 @@ impl Drop for AwaitedRun {
     }
 }
 
-impl Awaited {
+impl RunCount {
     /// Counts one run until the returned guard is dropped.
-    pub(crate) fn begin(&self) -> AwaitedRun {
+    pub(crate) fn begin(&self) -> Counted {
         self.0.running.fetch_add(1, Ordering::AcqRel);
-        AwaitedRun(self.0.clone())
+        Counted(self.0.clone())
     }
 
     /// Waits until no counted run is left (at once when none is).
@@ -90,6 +91,8 @@ pub struct Background {
 struct Inner {
     capacity: usize,
     pending: AtomicUsize,
+    /// The pending runs of hooks that are not advisory ([`Background::settled`]).
+    required: RunCount,
     in_flight: Arc<Semaphore>,
     /// Told when the pending count drops to zero.
     idle: Notify,
@@ -126,6 +129,7 @@ impl Background {
             inner: Arc::new(Inner {
                 capacity: capacity.max(1),
                 pending: AtomicUsize::new(0),
+                required: RunCount::default(),
                 in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
                 idle: Notify::new(),
             }),
@@ -157,6 +161,17 @@ impl Background {
         }
     }
 
+    /// Waits until no detached run of a hook that is not advisory
+    /// ([`HookOptions::advisory`](crate::HookOptions)) is waiting or running: what a process
+    /// about to exit owes its notification hooks (a session-end webhook), without waiting for
+    /// hooks whose answers nobody reads any more (Claude Code's `async` hooks).
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future only stops the wait.
+    pub async fn settled(&self) {
+        self.inner.required.idle().await;
+    }
+
     /// Spawns the hook onto the current Tokio runtime, or returns `false` when the queue is
     /// full.
     pub(crate) fn detach(
@@ -164,7 +179,7 @@ impl Background {
         entry: &Entry,
         ctx: HookContext,
         observer: Option<Arc<dyn DetachedObserver>>,
-        awaited: Option<AwaitedRun>,
+        awaited: Option<Counted>,
     ) -> bool {
         let (hook, name, index) = (entry.hook.clone(), entry.name.clone(), entry.index);
         let deadline = entry.timeout;
@@ -175,9 +190,11 @@ impl Background {
             return false;
         }
         let pending = Pending(inner.clone());
+        let required = (!entry.detached_everywhere).then(|| inner.required.begin());
         let in_flight = inner.in_flight.clone();
         tokio::spawn(async move {
             let _pending = pending;
+            let _required = required;
             // Dropped last, once the observer heard how the run ended.
             let _awaited = awaited;
             let Ok(_permit) = in_flight.acquire_owned().await else {

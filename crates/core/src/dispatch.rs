@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use tollgate_protocol::Payload;
 
-use crate::background::{Awaited, Background, DetachedObserver};
+use crate::background::{Background, DetachedObserver, RunCount};
 use crate::registry::{DispatchMode, Registry};
 
 use chain::Chain;
@@ -42,7 +42,7 @@ pub struct Dispatcher {
     mode: HooksMode,
     background: Background,
     detached: Option<Arc<dyn DetachedObserver>>,
-    awaited: Awaited,
+    awaited: RunCount,
 }
 
 impl Dispatcher {
@@ -54,7 +54,7 @@ impl Dispatcher {
             mode: HooksMode::Enforce,
             background: Background::default(),
             detached: None,
-            awaited: Awaited::default(),
+            awaited: RunCount::default(),
         }
     }
 

@@ -17,6 +17,8 @@ use crate::registry::{HookSources, agent_for_run, load_admin};
 /// The hooks, the gate and the approval settings of the bridge.
 pub struct Policy {
     dispatcher: Dispatcher,
+    /// Where its fire-and-forget hooks run.
+    background: Background,
     /// Who may approve asks and how long they may wait (admin keys over the agent file's).
     pub approval: ApprovalPolicy,
     /// What loading skipped or found missing (`FILE: ENTRY: MESSAGE`), for the audit: the
@@ -45,14 +47,25 @@ impl Policy {
             .chain(&assembly.warnings)
             .map(ToString::to_string)
             .collect();
+        let background = Background::default();
         let dispatcher = Dispatcher::new(assembly.registry)
-            .with_background(Background::default())
+            .with_background(background.clone())
             .with_permission_gate(Arc::new(assembly.gate));
         Ok(Self {
             dispatcher,
+            background,
             approval: ApprovalPolicy::resolve(&def.approval, &admin),
             warnings,
         })
+    }
+
+    /// Waits until the fire-and-forget hooks that are not advisory (a session-end webhook,
+    /// not Claude Code's `async` hooks) ended.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: dropping the future only stops the wait.
+    pub async fn settled(&self) {
+        self.background.settled().await;
     }
 
     /// Dispatches `payload` through the hooks and the gate.

@@ -378,10 +378,16 @@ fn a_status_message_shows_while_its_hook_runs() {
 fn a_run_says_it_waits_for_background_hooks_and_ctrl_c_stops_the_wait() {
     use std::io::BufRead;
 
-    let hooks = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
-        "type": "command", "async": true, "timeout": 20,
-        "command": "while [ ! -e \"$CLAUDE_PROJECT_DIR/never\" ]; do sleep 0.05; done"
-    }]}]}});
+    // A session-end hook that never ends (fire_and_forget, in a hook file's own shape) is
+    // waited for; an `async` hook that never ends is not.
+    let never = "while [ ! -e \"$CLAUDE_PROJECT_DIR/never\" ]; do sleep 0.05; done";
+    let hooks = json!({"hooks": {
+        "SessionEnd": [{"script": "while [ ! -e never ]; do sleep 0.05; done",
+            "fire_and_forget": true, "timeout": 20}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command", "async": true, "command": never
+        }]}]
+    }});
     let run = Scripted::new(&hooks, &[bash_call("c1", "echo hi"), final_answer("done")]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tollgate"))
         .args(run.args())
@@ -397,14 +403,14 @@ fn a_run_says_it_waits_for_background_hooks_and_ctrl_c_stops_the_wait() {
         let mut line = String::new();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "{seen}");
         seen.push_str(&line);
-        if line.contains("waiting for 1 background hook(s) to finish") {
+        if line.contains("waiting for background hooks to finish") {
             break;
         }
     }
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let status = child.wait().unwrap();
-    // The session had completed; the hook was stopped, so it never reported an end.
+    // The session had completed; the hooks were stopped, so neither reported an end.
     assert!(status.success(), "{status:?}");
     let ended: Vec<Value> = run
         .trace()
@@ -412,6 +418,20 @@ fn a_run_says_it_waits_for_background_hooks_and_ctrl_c_stops_the_wait() {
         .filter(|l| l["type"] == "hook_run" && l["detached"] == true)
         .collect();
     assert!(ended.is_empty(), "{ended:?}");
+}
+
+#[test]
+fn a_run_does_not_wait_for_an_async_hook_after_the_session() {
+    let never = "while [ ! -e \"$CLAUDE_PROJECT_DIR/never\" ]; do sleep 0.05; done";
+    let hooks = json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command", "async": true, "command": never
+    }]}]}});
+    let run = Scripted::new(&hooks, &[bash_call("c1", "echo hi"), final_answer("done")]);
+    // Waited for, the hook would hold the run for its 600 s and the test would hang.
+    let output = run.run();
+    let out = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(!out.contains("waiting for background hooks"), "{out}");
 }
 
 #[test]

@@ -307,3 +307,35 @@ fn regression_an_async_hook_held_the_bridges_answer() {
     assert!(!running(&marker), "the async hook outlived the bridge");
     assert!(!Path::new(&never).exists());
 }
+
+#[test]
+fn a_session_end_webhook_still_finishes_before_the_bridge_exits() {
+    let folder = Folder::new();
+    // A notification hook's work (here a file, as a webhook's delivery) is owed before the
+    // bridge exits; an `async` hook that never ends is not.
+    let marker = folder.root.join("delivered");
+    let admin = format!(
+        "hooks:\n  SessionEnd:\n    - script: \"sleep 1; touch '{}'\"\n      fire_and_forget: true\n      sandbox: off\n",
+        marker.display()
+    );
+    let admin = folder.write("admin.yaml", &admin);
+    let never = folder.root.join("never-created");
+    let wait = format!("while [ ! -e '{}' ]; do sleep 0.05; done", never.display());
+    let settings = json!({"hooks": {"SessionEnd": [{"hooks": [
+        {"type": "command", "async": true, "command": wait},
+    ]}]}});
+    let settings = folder.write("settings.json", &settings.to_string());
+    let stdin = json!({"session_id": "s-1", "transcript_path": "/h/t.jsonl", "cwd": folder.root,
+        "hook_event_name": "SessionEnd", "reason": "exit"});
+    let output = folder.hook(
+        "claude-code",
+        &["--admin", &admin, "--hooks", &settings],
+        &stdin,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        marker.exists(),
+        "the session-end hook was stopped with the bridge"
+    );
+    assert!(!never.exists());
+}

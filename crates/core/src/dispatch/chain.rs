@@ -20,7 +20,7 @@ use tollgate_protocol::{
 use super::outcome::{DecidedBy, DispatchOutcome, RecordedSideEffect};
 use super::run::{Failure, Settled, matcher_panicked, run, triggers};
 use super::runs::HookRun;
-use crate::background::{Awaited, Background, DetachedObserver};
+use crate::background::{Background, DetachedObserver, RunCount};
 use crate::candidates::EventHooks;
 use crate::hook::HookContext;
 use crate::registry::{DispatchMode, Entry};
@@ -38,7 +38,7 @@ pub(super) struct Chain<'o> {
     /// of the awaited ones.
     background: &'o Background,
     observer: Option<&'o Arc<dyn DetachedObserver>>,
-    awaited: &'o Awaited,
+    awaited: &'o RunCount,
 }
 
 /// What an applied run means for the chain.
@@ -53,7 +53,7 @@ impl<'o> Chain<'o> {
         payload: Arc<Payload>,
         background: &'o Background,
         observer: Option<&'o Arc<dyn DetachedObserver>>,
-        awaited: &'o Awaited,
+        awaited: &'o RunCount,
     ) -> Self {
         Self {
             outcome,

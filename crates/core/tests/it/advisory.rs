@@ -217,3 +217,38 @@ async fn the_caller_can_wait_for_awaited_detached_hooks_and_only_those() {
     assert_eq!(heard[0].0, "rewake");
     assert_eq!(heard[0].3.as_deref(), Some("3 tests failed"));
 }
+
+#[tokio::test]
+async fn settled_waits_for_notification_hooks_but_not_advisory_ones() {
+    use futures::FutureExt;
+
+    let (release_webhook, webhook_gate) = oneshot::channel::<()>();
+    let (_release_async, async_gate) = oneshot::channel::<()>();
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::SessionEnd,
+        blocked_until("webhook", webhook_gate),
+        HookOptions::default().fire_and_forget(true),
+    );
+    hooks.register_with(
+        Event::SessionEnd,
+        blocked_until("async", async_gate),
+        advisory(),
+    );
+    let background = Background::default();
+    let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_background(background.clone());
+    let end = tollgate_protocol::SessionEnd {
+        status: tollgate_protocol::SessionEndStatus::Completed,
+        error: None,
+        answer: None,
+        continued: 0,
+    };
+    let payload = Arc::new(Payload::new(crate::support::common("run-s"), end));
+    let outcome = dispatcher.dispatch(payload).await;
+    assert!(outcome.runs.iter().all(|r| r.status == RunStatus::Detached));
+    assert!(background.settled().now_or_never().is_none());
+    release_webhook.send(()).unwrap();
+    // The advisory hook is still blocked: `idle` would wait for it, `settled` does not.
+    background.settled().await;
+    assert_eq!(background.pending(), 1);
+}
