@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tollgate_core::{
     BoxFuture, Hook, HookContext, HookError, HookOptions, RegistryBuilder, ToolMatcher,
 };
 use tollgate_handlers::claude::{ClaudeCode, ClaudeCodeHook, Matcher, Rule, StatusBoard};
-use tollgate_handlers::command::{Containment, Network, Policy as SandboxPolicy};
 use tollgate_handlers::llm::Endpoint;
 use tollgate_handlers::{ClassTable, CommandHook, HttpHook, LlmHook};
 use tollgate_protocol::claude_code::ClaudeContext;
@@ -19,9 +18,13 @@ use tollgate_protocol::{Event, FailureMode, HookKind, HookSource, Outcome};
 use crate::agent::AgentConfig;
 use crate::error::{ConfigError, Result};
 use crate::hook_file::{HookFile, Trust};
-use crate::sandbox::{HookSandbox, NetworkChoice, SandboxSettings};
+use crate::sandbox::SandboxSettings;
 use crate::spec::{ClaudeSpec, Dialect, HookSpec, SpecKind};
 use crate::warning::Warning;
+
+mod containment;
+
+use containment::{containment, containment_summary};
 
 /// Deployment policy from admin hook files.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -545,43 +548,6 @@ fn interpolate(
     }
     out.push_str(rest);
     out
-}
-
-/// How a command hook from `spec` is contained under the admin `settings`, and the variables
-/// passed through to it.
-fn containment(settings: &SandboxSettings, spec: &HookSpec) -> (Containment, Vec<String>) {
-    let mut widening = settings.for_source(spec.source);
-    let off = settings.off || matches!(spec.sandbox, Some(HookSandbox::Off));
-    if let Some(HookSandbox::Widen(own)) = &spec.sandbox {
-        widening.merge(own);
-    }
-    if off {
-        return (Containment::Off, widening.env);
-    }
-    let default = if spec.source.is_trusted() {
-        NetworkChoice::Host
-    } else {
-        NetworkChoice::Off
-    };
-    let mut policy = SandboxPolicy::new(widening.network.unwrap_or(default).into());
-    policy.hidden.extend(settings.hidden.iter().cloned());
-    policy.writable.extend(widening.writable);
-    (Containment::Sandbox(policy), widening.env)
-}
-
-/// `"off"`, or `{"network": "on"|"off", "writable": [...]}` for `tollgate check`.
-fn containment_summary(containment: &Containment) -> Value {
-    match containment {
-        Containment::Off => json!("off"),
-        Containment::Sandbox(policy) => json!({
-            "network": match policy.network {
-                Network::Off => "off",
-                Network::Proxy => "proxy",
-                Network::On => "host",
-            },
-            "writable": policy.writable,
-        }),
-    }
 }
 
 /// A fail-closed hook whose config could not be built: it fails on every trigger.
