@@ -19,6 +19,8 @@ use crate::tools::BASH_TOOL;
 pub struct RuntimeGate {
     confirm_all: bool,
     confirm: Option<ToolMatcher>,
+    /// Where shell commands run when that is not a confined workspace (a host's `cwd`).
+    working_dir: Option<String>,
 }
 
 impl RuntimeGate {
@@ -27,7 +29,17 @@ impl RuntimeGate {
         Self {
             confirm_all,
             confirm,
+            working_dir: None,
         }
+    }
+
+    /// Shell commands run in `dir`, a real folder rather than a confined workspace (the `cwd`
+    /// of a Claude Code or Codex call under `tollgate hook`): the analyzer reviews each as if
+    /// it began with `cd DIR &&`, so `rm -rf *` in a home folder is judged by what it deletes.
+    #[must_use]
+    pub fn with_working_dir(mut self, dir: &str) -> Self {
+        self.working_dir = Some(dir.to_owned());
+        self
     }
 
     /// The verdict for one call.
@@ -37,7 +49,10 @@ impl RuntimeGate {
             let Some(command) = args.get("command").and_then(Value::as_str) else {
                 return Decision::deny("the shell tool needs a string `command`");
             };
-            let analysis = analyze(command, Profile::Agent);
+            let analysis = match &self.working_dir {
+                Some(dir) => analyze(&format!("cd {} && {command}", quoted(dir)), Profile::Agent),
+                None => analyze(command, Profile::Agent),
+            };
             let findings = analysis
                 .findings
                 .iter()
@@ -209,10 +224,33 @@ impl Approver for DenyApprover {
     }
 }
 
+/// `text` as one shell word: single-quoted, each `'` written `'\''`.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_real_working_folder_is_part_of_what_the_analyzer_reviews() {
+        let call = json!({"command": "rm -rf *"});
+        assert_eq!(
+            RuntimeGate::default().verdict(BASH_TOOL, &call),
+            Decision::Allow
+        );
+        for dir in ["/root", "/", "/etc", "/home/o'brien"] {
+            let gate = RuntimeGate::default().with_working_dir(dir);
+            assert!(gate.verdict(BASH_TOOL, &call).is_deny(), "{dir}");
+        }
+        let project = RuntimeGate::default().with_working_dir("/home/bob/project");
+        assert_eq!(project.verdict(BASH_TOOL, &call), Decision::Allow);
+        let dotfiles = json!({"command": "rm -rf .ssh"});
+        let home = RuntimeGate::default().with_working_dir("/home/bob");
+        assert!(home.verdict(BASH_TOOL, &dotfiles).is_deny());
+    }
 
     #[test]
     fn the_analyzer_reviews_the_shell_tool() {

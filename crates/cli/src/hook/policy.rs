@@ -38,6 +38,7 @@ impl Policy {
         let (def, selected) =
             agent_for_run(sources.agent.as_deref(), &sources.hooks, &sources.skills)
                 .map_err(|(_, message)| message)?;
+        let claude_cwd = claude.cwd.clone();
         let assembly = assemble_for(&def, &selected, &ClassTable::builtin(), &admin, claude)
             .map_err(|e| format!("{}: {e}", def.path))?;
         let warnings = admin
@@ -47,10 +48,15 @@ impl Policy {
             .chain(&assembly.warnings)
             .map(ToString::to_string)
             .collect();
+        // The host's commands run in its real folder, not a confined workspace.
+        let gate = match claude_cwd.to_str() {
+            Some(dir) if claude_cwd.is_absolute() => assembly.gate.with_working_dir(dir),
+            _ => assembly.gate,
+        };
         let background = Background::default();
         let dispatcher = Dispatcher::new(assembly.registry)
             .with_background(background.clone())
-            .with_permission_gate(Arc::new(assembly.gate));
+            .with_permission_gate(Arc::new(gate));
         Ok(Self {
             dispatcher,
             background,

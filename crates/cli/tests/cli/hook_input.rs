@@ -339,3 +339,25 @@ fn a_session_end_webhook_still_finishes_before_the_bridge_exits() {
     );
     assert!(!never.exists());
 }
+
+#[test]
+fn regression_the_bridge_judged_rm_star_without_the_hosts_folder() {
+    let folder = Folder::new();
+    for protocol in ["claude-code", "codex"] {
+        for cwd in ["/", "/etc", "/root"] {
+            let mut stdin = folder.pre("Bash", json!({"command": "rm -rf *"}));
+            stdin["cwd"] = json!(cwd);
+            let output = folder.hook(protocol, &[], &stdin);
+            let said = text(&output);
+            assert!(
+                said.contains("destructive-delete"),
+                "{protocol} {cwd}: {said}"
+            );
+        }
+    }
+    // In a project folder the same command is the project's business.
+    let stdin = folder.pre("Bash", json!({"command": "rm -rf *"}));
+    let output = folder.hook("claude-code", &[], &stdin);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(!text(&output).contains("deny"), "{}", text(&output));
+}
