@@ -280,6 +280,7 @@ fn record(entry: &mut Entry, call: &HostCall, decided: Result<Option<Decided>, S
             entry.updated_input = decided.verdict.updated_input;
             entry.additional_context = decided.verdict.context;
             entry.hook_runs = decided.hook_runs;
+            entry.warnings.extend(decided.notes);
             answer
         }
         _ => {

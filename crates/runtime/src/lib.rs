@@ -35,8 +35,8 @@ pub use approval::{ApprovalPolicy, DurableApprover, InlineAnswer, InlineChannel}
 pub use gate::{Approval, ApprovalRequest, Approver, DenyApprover, RuntimeGate, Waiting};
 pub use model::{Model, ModelSpec};
 pub use session::{
-    Assembly, EndStatus, Journal, RunReport, RunRequest, Services, assemble, assemble_for, resume,
-    run,
+    Assembly, EndStatus, Journal, RunReport, RunRequest, Services, assemble, assemble_for,
+    grant_refusal, resume, run,
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tollgate_core::BoxFuture;

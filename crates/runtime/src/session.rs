@@ -65,6 +65,7 @@ mod resume;
 
 pub use assembly::{Assembly, assemble, assemble_for};
 use detached::Deferred;
+pub use permission::grant_refusal;
 pub use resume::Journal;
 
 /// Deepest delegation chain (the top agent is depth 0).

@@ -14,6 +14,7 @@ use tollgate_core::{DecidedBy, DispatchOutcome};
 use tollgate_handlers::claude::PERMISSION_GRANTED;
 use tollgate_protocol::Decision;
 use tollgate_protocol::wire::HookRunWire;
+use tollgate_runtime::grant_refusal;
 use tollgate_server::wire::NewApproval;
 
 use super::answer::{Ruling, Verdict};
@@ -47,6 +48,8 @@ pub struct Decided {
     pub approval_id: Option<String>,
     /// Every hook run, the re-review of an edit's included.
     pub hook_runs: Vec<HookRunWire>,
+    /// What the audit should say besides (a hook's grant that was ignored).
+    pub notes: Vec<String>,
 }
 
 impl Decided {
@@ -57,6 +60,7 @@ impl Decided {
             decided_by: None,
             approval_id: None,
             hook_runs: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -79,6 +83,7 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
         decided_by: outcome.decided_by.as_ref().map(decided_by),
         approval_id: None,
         hook_runs: runs(&outcome),
+        notes: Vec::new(),
     };
     if let (Some(args), Some(tool)) = (&outcome.modified_args, &cx.call.tool) {
         match reverse::to_host(cx.call.protocol, tool, args, cx.call.cwd()) {
@@ -107,8 +112,25 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
                     ))
                 }
                 Some(grant) => {
-                    decided.decided_by = Some(grant.hook.to_string());
-                    Ruling::Approved(format!("tollgate: approved by hook {}", grant.hook))
+                    let by_gate = cx.call.tool.as_ref().is_some_and(|tool| {
+                        let mapped = &tool.mapped;
+                        cx.policy
+                            .gate_objects(&mapped.tool_name, &mapped.tool_input)
+                    });
+                    match grant_refusal(by_gate, &outcome, &grant.hook) {
+                        // Claude Code shows its dialog: a person decides.
+                        Some(why) => {
+                            decided.notes.push(format!(
+                                "hook {} granted the call; ignored: {why}; Claude Code asks its user",
+                                grant.hook
+                            ));
+                            Ruling::Allow
+                        }
+                        None => {
+                            decided.decided_by = Some(grant.hook.to_string());
+                            Ruling::Approved(format!("tollgate: approved by hook {}", grant.hook))
+                        }
+                    }
                 }
                 None => Ruling::Allow,
             }

@@ -10,13 +10,15 @@ use tollgate_core::{Background, DispatchOutcome, Dispatcher};
 use tollgate_handlers::ClassTable;
 use tollgate_protocol::Payload;
 use tollgate_protocol::claude_code::ClaudeContext;
-use tollgate_runtime::{ApprovalPolicy, assemble_for};
+use tollgate_runtime::{ApprovalPolicy, RuntimeGate, assemble_for};
 
 use crate::registry::{HookSources, agent_for_run, load_admin};
 
 /// The hooks, the gate and the approval settings of the bridge.
 pub struct Policy {
     dispatcher: Dispatcher,
+    /// The permission gate the dispatcher reviews `pre_tool_use` with.
+    gate: Arc<RuntimeGate>,
     /// Where its fire-and-forget hooks run.
     background: Background,
     /// Who may approve asks and how long they may wait (admin keys over the agent file's).
@@ -53,16 +55,24 @@ impl Policy {
             Some(dir) if claude_cwd.is_absolute() => assembly.gate.with_working_dir(dir),
             _ => assembly.gate,
         };
+        let gate = Arc::new(gate);
         let background = Background::default();
         let dispatcher = Dispatcher::new(assembly.registry)
             .with_background(background.clone())
-            .with_permission_gate(Arc::new(gate));
+            .with_permission_gate(gate.clone());
         Ok(Self {
             dispatcher,
+            gate,
             background,
             approval: ApprovalPolicy::resolve(&def.approval, &admin),
             warnings,
         })
+    }
+
+    /// Whether the permission gate asks about or refuses `tool_name` called with `args` itself
+    /// (the shell analyzer, confirmation settings): then no hook may grant it for a person.
+    pub fn gate_objects(&self, tool_name: &str, args: &serde_json::Value) -> bool {
+        self.gate.verdict(tool_name, args) != tollgate_protocol::Decision::Allow
     }
 
     /// Waits until the fire-and-forget hooks that are not advisory (a session-end webhook,

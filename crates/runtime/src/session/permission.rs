@@ -25,16 +25,18 @@ use crate::trace::Step;
 use super::{About, Session, decided_by};
 use crate::gate::{Approval, ApprovalRequest, Waiting};
 
-/// Why a grant by hook `hook` cannot stand in for a person, if it cannot: hooks may only make
-/// the permission gate stricter, so an ask of the gate itself (the agent's or an admin file's
-/// confirmation settings) always goes to a person; and hooks that arrive with downloaded
-/// content (a skill's, a plugin's) may refuse a call but never grant one.
-fn ungrantable(
-    request: &ApprovalRequest,
+/// Why a `permission_request` grant by hook `hook` (in `outcome`) cannot stand in for a
+/// person, if it cannot: hooks may only make the permission gate stricter, so a call the gate
+/// itself asks about (`asked_by_gate`: the shell analyzer's escalations, the agent's or an
+/// admin file's confirmation settings) always goes to a person; and hooks that arrive with
+/// downloaded content (a skill's, a plugin's) may refuse a call but never grant one. Shared by
+/// the runtime and the hook bridge (`tollgate hook`), where Claude Code's own dialog is asked.
+pub fn grant_refusal(
+    asked_by_gate: bool,
     outcome: &tollgate_core::DispatchOutcome,
     hook: &str,
 ) -> Option<&'static str> {
-    if request.asked_by == "permission_gate" {
+    if asked_by_gate {
         return Some("the permission gate's own asks always go to a person");
     }
     let source = outcome
@@ -86,7 +88,8 @@ impl Session<'_> {
                     .side_effects
                     .iter()
                     .find(|e| e.effect.kind == PERMISSION_GRANTED)?;
-                if let Some(why) = ungrantable(request, &outcome, &granted.hook) {
+                let by_gate = request.asked_by == "permission_gate";
+                if let Some(why) = grant_refusal(by_gate, &outcome, &granted.hook) {
                     self.trace.emit(Step::new(
                         "warning",
                         json!({"file": "", "entry": granted.hook,
