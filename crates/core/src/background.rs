@@ -76,7 +76,8 @@ impl RunCount {
 }
 
 /// Where fire-and-forget hooks of notification events run: detached from the dispatch, at most
-/// `capacity` waiting or running at once and at most `in_flight` running at once. A hook
+/// `capacity` waiting or running at once and at most `in_flight` running at once (runs of
+/// `awaited` hooks do not wait for a slot: their caller waits for them). A hook
 /// detached onto a full queue is dropped and logged at WARN; a detached hook's failure is
 /// logged at WARN. Detached hooks keep their deadline.
 ///
@@ -197,8 +198,15 @@ impl Background {
             let _required = required;
             // Dropped last, once the observer heard how the run ended.
             let _awaited = awaited;
-            let Ok(_permit) = in_flight.acquire_owned().await else {
-                return;
+            // An awaited run does not queue behind others: its caller waits for it, and would
+            // otherwise wait for every slow hook that holds a slot.
+            let _permit = if _awaited.is_some() {
+                None
+            } else {
+                match in_flight.acquire_owned().await {
+                    Ok(permit) => Some(permit),
+                    Err(_) => return,
+                }
             };
             let event = ctx.event();
             let payload = observer.as_ref().map(|_| ctx.payload_arc().clone());

@@ -252,3 +252,39 @@ async fn settled_waits_for_notification_hooks_but_not_advisory_ones() {
     background.settled().await;
     assert_eq!(background.pending(), 1);
 }
+
+#[tokio::test]
+async fn an_awaited_hook_does_not_queue_behind_slow_ones() {
+    let (_release_slow, slow_gate) = oneshot::channel::<()>();
+    let (release_rewake, rewake_gate) = oneshot::channel::<()>();
+    let mut hooks = RegistryBuilder::new();
+    hooks.register_with(
+        Event::PreToolUse,
+        blocked_until("slow", slow_gate),
+        advisory().priority(1),
+    );
+    hooks.register_with(
+        Event::PreToolUse,
+        blocked_until("rewake", rewake_gate),
+        advisory().awaited(true).priority(2),
+    );
+    // One slot, held by the slow hook for as long as the test runs.
+    let dispatcher = Dispatcher::new(hooks.build().unwrap()).with_background(Background::new(8, 1));
+    dispatcher
+        .dispatch(pre_tool_use(
+            "bash_code_execute_tool",
+            json!({"command": "make"}),
+        ))
+        .await;
+    release_rewake.send(()).unwrap();
+    // Queued behind the slow hook, it would never run: bounded so a regression fails.
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        dispatcher.awaited_idle(),
+    )
+    .await;
+    assert!(
+        waited.is_ok(),
+        "the awaited hook waited for the slow one's slot"
+    );
+}
