@@ -188,18 +188,25 @@ impl Session<'_> {
                 ));
                 child_cancel.cancel();
                 let ending = tokio::time::timeout(FORCE_STOP_GRACE, &mut body).await;
-                let turns = ending.as_ref().map_or(0, |(e, _)| e.turns);
-                let sent = ending.map_or(StopSent::No, |(_, sent)| sent);
-                let why = format!(
-                    "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
-                    hard.as_secs(),
-                    timeout.as_secs()
-                );
-                let ending = Ending {
-                    error: Some(why),
-                    ..Ending::new(EndStatus::Cancelled, turns)
-                };
-                (ending, sent)
+                match ending {
+                    // It had answered; only the caller's stop hooks were running: the answer
+                    // stands, and `subagent_stop` comes after it ended, as for any.
+                    Ok((ended, sent)) if ended.status == EndStatus::Completed => (ended, sent),
+                    ending => {
+                        let turns = ending.as_ref().map_or(0, |(e, _)| e.turns);
+                        let sent = ending.map_or(StopSent::No, |(_, sent)| sent);
+                        let why = format!(
+                            "timed_out: sub-agent `{agent}` was force-stopped after {} s (3 × timeout_seconds {})",
+                            hard.as_secs(),
+                            timeout.as_secs()
+                        );
+                        let ending = Ending {
+                            error: Some(why),
+                            ..Ending::new(EndStatus::Cancelled, turns)
+                        };
+                        (ending, sent)
+                    }
+                }
             }
         };
         drop(body);
