@@ -360,7 +360,8 @@ impl<'a> Assembler<'a> {
             // Claude Code's `async` hooks: their answers never decide, so nothing waits for them.
             advisory: matches!(&spec.dialect, Dialect::ClaudeCode(c) if c.record_only),
             // `asyncRewake`: a block may wake the session, which waits for it before it ends.
-            awaited: matches!(&spec.dialect, Dialect::ClaudeCode(c) if c.rewake),
+            awaited: matches!(&spec.dialect,
+                Dialect::ClaudeCode(c) if c.rewake && c.event_name != "SessionEnd"),
         };
         self.register(
             spec.event.clone(),

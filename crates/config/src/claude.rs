@@ -440,6 +440,16 @@ fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, S
         .as_f64()
         .filter(|s| value.as_u64().is_none() && s.is_finite() && *s > 0.0);
     if let Some(secs) = fraction {
+        if secs > HookTimeout::MAX_SECS as f64 {
+            ctx.notes.borrow_mut().push(ctx.warn(
+                at,
+                format!(
+                    "{value} s is over tollgate's longest deadline; the hook gets {} s",
+                    HookTimeout::MAX_SECS
+                ),
+            ));
+            return HookTimeout::from_secs(HookTimeout::MAX_SECS).map_err(|e| e.to_string());
+        }
         // Claude Code takes any positive number of seconds; tollgate's deadlines are whole.
         let whole = secs.ceil().min(HookTimeout::MAX_SECS as f64);
         #[expect(
@@ -450,7 +460,7 @@ fn timeout(ctx: &EntryCtx<'_>, at: &str, value: &Value) -> Result<HookTimeout, S
         let whole = whole as u64;
         ctx.notes.borrow_mut().push(ctx.warn(
             at,
-            format!("{secs} s is not a whole number of seconds; the hook gets {whole} s"),
+            format!("{value} s is not a whole number of seconds; the hook gets {whole} s"),
         ));
         return HookTimeout::from_secs(whole).map_err(|e| e.to_string());
     }

@@ -235,7 +235,8 @@ impl ClaudeCode {
         stdout: &[u8],
         stderr: &[u8],
     ) -> Result<Outcome, HookError> {
-        if self.rewake && code == Some(2) {
+        // `SessionEnd` cannot keep a session going: there, exit 2 is only recorded.
+        if self.rewake && code == Some(2) && self.event_name != "SessionEnd" {
             let said = if stderr.trim_ascii().is_empty() {
                 stdout
             } else {

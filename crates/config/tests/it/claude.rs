@@ -246,12 +246,14 @@ fn a_fractional_timeout_loads_rounded_up_and_an_async_hook_never_fails_closed() 
         r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "command": "exit 0", "timeout": 1.5},
             {"type": "command", "command": "exit 0", "async": true, "onFailure": "block"},
-            {"type": "command", "command": "exit 0", "timeout": 0.0}]}]}}"#,
+            {"type": "command", "command": "exit 0", "timeout": 0.0},
+            {"type": "command", "command": "exit 0", "timeout": 1e300}]}]}}"#,
     )
     .unwrap();
     let file = HookFile::load(&path, Trust::User).unwrap();
     // The zero timeout is the only one skipped.
-    assert_eq!(file.hooks.len(), 2, "{}", lines(&file.warnings));
+    assert_eq!(file.hooks.len(), 3, "{}", lines(&file.warnings));
+    assert_eq!(file.hooks[2].timeout.duration().as_secs(), 600);
     assert_eq!(file.hooks[0].timeout.duration().as_secs(), 2);
     assert_eq!(
         file.hooks[1].failure_mode,
@@ -270,6 +272,12 @@ fn a_fractional_timeout_loads_rounded_up_and_an_async_hook_never_fails_closed() 
     );
     assert!(
         warnings.contains("hooks.PreToolUse[0].hooks[2].timeout"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(
+            "hooks.PreToolUse[0].hooks[3].timeout: 1e+300 s is over tollgate's longest deadline"
+        ),
         "{warnings}"
     );
 }

@@ -341,4 +341,13 @@ fn an_async_hooks_answer_is_context_and_never_a_decision() {
             .iter()
             .any(|e| e.kind == tollgate_handlers::claude::WAKE)
     );
+    // `SessionEnd` cannot keep a session going: no wake there.
+    let end = ClaudeCode::new("SessionEnd", context(Path::new("/ws"))).rewake(true);
+    let answer = end.interpret(&payload, Some(2), b"", b"late").unwrap();
+    assert!(
+        !answer
+            .side_effects()
+            .iter()
+            .any(|e| e.kind == tollgate_handlers::claude::WAKE)
+    );
 }
