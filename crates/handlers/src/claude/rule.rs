@@ -18,8 +18,10 @@
 //! A rule is a filter, not a wall: for `Bash` it errs toward running the hook. A command
 //! matches when the whole line does, when one of its commands does (split at `;`, `&&`,
 //! `||`, `|`, `&` and newlines outside quotes, leading `NAME=value` assignments dropped; a
-//! program written by its path, `/usr/bin/git`, also counts as its name, and words more than a
-//! space apart as one space apart), or
+//! program written by its path, `/usr/bin/git`, also counts as its name, words more than a
+//! space apart as one space apart, and quotes, backslashes and continued lines as nothing),
+//! when the pattern's program runs with the pattern's words among its arguments (`git -C .
+//! push`) or with an argument built at run time (`git $sub`), or
 //! when the pattern's first word is a program the shell analyzer finds anywhere in the line
 //! (behind `sudo`, `env`, `xargs`, inside `$(…)` or `sh -c '…'`); a line whose programs the
 //! analyzer cannot see (obfuscated, unparsable, shell code built at run time, inline
@@ -54,6 +56,8 @@ enum Spec {
     Command {
         pattern: Regex,
         first_word: Option<String>,
+        /// The pattern's literal words before any `*` (`git push *`: `git`, `push`).
+        words: Vec<String>,
     },
     Path(GlobMatcher),
     Agent(GlobMatcher),
@@ -127,9 +131,9 @@ impl Rule {
             Spec::Command {
                 pattern,
                 first_word,
-            } => {
-                text("command").is_some_and(|c| command_matches(c, pattern, first_word.as_deref()))
-            }
+                words,
+            } => text("command")
+                .is_some_and(|c| command_matches(c, pattern, first_word.as_deref(), words)),
             Spec::Path(glob) => ["file_path", "notebook_path", "path"]
                 .into_iter()
                 .find_map(text)
@@ -209,16 +213,33 @@ fn command_spec(pattern: &str) -> Result<Spec, String> {
         .next()
         .filter(|w| !w.contains('*'))
         .map(str::to_owned);
+    let words = body
+        .split_whitespace()
+        .take_while(|w| !w.contains('*'))
+        .map(str::to_owned)
+        .collect();
     let pattern = Regex::new(&regex).map_err(|e| e.to_string())?;
     Ok(Spec::Command {
         pattern,
         first_word,
+        words,
     })
 }
 
-fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> bool {
+fn command_matches(
+    command: &str,
+    pattern: &Regex,
+    first_word: Option<&str>,
+    words: &[String],
+) -> bool {
+    // A backslash-newline continues the line (`git \<newline>push`).
+    let command = command.replace("\\\n", "");
+    let command = command.as_str();
     let segments = segments(command);
-    let matched = |s: &str| pattern.is_match(s) || pattern.is_match(&plain(s));
+    let matched = |s: &str| {
+        let plain = plain(s);
+        pattern.is_match(s) || pattern.is_match(&plain) || loosely(&plain, words)
+    };
     if pattern.is_match(command.trim()) || segments.iter().any(|(_, s)| matched(s)) {
         return true;
     }
@@ -241,10 +262,15 @@ fn command_matches(command: &str, pattern: &Regex, first_word: Option<&str>) -> 
     })
 }
 
-/// A command as a rule is written: its program by name (`/usr/bin/git` as `git`) and its words
-/// one space apart (`git  push` as `git push`). Matching it too only adds matches.
+/// A command as a rule is written: quotes and backslashes gone (`git 'push'`, `rm -r''f`,
+/// `git p\ush`), its program by name (`/usr/bin/git` as `git`) and its words one space apart
+/// (`git  push` as `git push`). Matching it too only adds matches.
 fn plain(segment: &str) -> String {
-    let mut words = segment.split_whitespace();
+    let unquoted: String = segment
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let mut words = unquoted.split_whitespace();
     let program = words.next().unwrap_or_default();
     let program = Path::new(program)
         .file_name()
@@ -255,6 +281,29 @@ fn plain(segment: &str) -> String {
         .chain(words)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether a command (as [`plain`] writes it) runs the pattern's program with the pattern's
+/// literal `words` among its arguments, in order, options between them allowed (`git -C .
+/// push` for `git push *`), or with an argument built at run time (`git $sub`): the hook runs
+/// for what may be the command its rule names.
+fn loosely(plain: &str, words: &[String]) -> bool {
+    let Some((first, rest)) = words.split_first() else {
+        return false;
+    };
+    let mut tokens = plain.split_whitespace();
+    if tokens.next() != Some(first.as_str()) {
+        return false;
+    }
+    let tokens: Vec<&str> = tokens.collect();
+    if tokens.iter().any(|t| t.contains('$') || t.contains('`')) {
+        return true;
+    }
+    let mut at = 0;
+    rest.iter().all(|word| {
+        let found = tokens.iter().skip(at).position(|t| t == word);
+        found.inspect(|i| at += i + 1).is_some()
+    })
 }
 
 /// Findings that mean the analyzer cannot tell which programs the line runs: such a line
@@ -408,6 +457,20 @@ mod tests {
             ("Bash(git push *)", "/usr/bin/git push origin", true),
             ("Bash(git push *)", "git  push origin", true),
             ("Bash(git push *)", "/usr/bin/git status", false),
+            // Quotes, backslashes, continued lines, options before the subcommand, and
+            // subcommands built at run time.
+            ("Bash(git push *)", "git 'push' origin", true),
+            ("Bash(git push *)", "git pu\"\"sh", true),
+            ("Bash(git push *)", "git p\\ush", true),
+            ("Bash(git push *)", "git \\\npush origin main", true),
+            ("Bash(git push *)", "git -C . push", true),
+            ("Bash(git push *)", "git --no-pager push", true),
+            ("Bash(git push *)", "x=push; git $x", true),
+            ("Bash(git push *)", "git $(echo push)", true),
+            ("Bash(git push *)", "git log --oneline", false),
+            ("Bash(rm -rf *)", "rm '-rf' x", true),
+            ("Bash(rm -rf *)", "rm -r''f x", true),
+            ("Bash(rm -rf *)", "rm -f x", false),
         ];
         for (text, command, expected) in table {
             assert_eq!(bash(text, command), expected, "{text} × {command}");
