@@ -34,7 +34,9 @@ use tollgate_protocol::claude_code::{ClaudeContext, aliases, claude_call, to_cla
 use tollgate_protocol::{EventData, HookKind, Outcome, Payload, SideEffect};
 
 pub use matcher::Matcher;
-pub use output::{END_SESSION, IGNORED_KEYS, KEEP_WORKING, PERMISSION_GRANTED, SYSTEM_MESSAGE};
+pub use output::{
+    END_SESSION, IGNORED_KEYS, KEEP_WORKING, PERMISSION_GRANTED, SYSTEM_MESSAGE, UPDATED_INPUT,
+};
 pub use rule::Rule;
 pub use status::{StatusBoard, StatusSink};
 
@@ -280,7 +282,7 @@ impl ClaudeCode {
         extras.rewrite = None;
         extras
             .side_effects
-            .retain(|e| e.kind != KEEP_WORKING && e.kind != END_SESSION);
+            .retain(|e| ![KEEP_WORKING, END_SESSION, UPDATED_INPUT].contains(&e.kind.as_str()));
         let mut lines: Vec<String> = extras.additional_context.take().into_iter().collect();
         let messages = extras
             .side_effects

@@ -11,7 +11,7 @@
 use serde_json::{Value, json};
 use tokio::time::{Instant, timeout_at};
 use tollgate_core::{DecidedBy, DispatchOutcome};
-use tollgate_handlers::claude::PERMISSION_GRANTED;
+use tollgate_handlers::claude::{PERMISSION_GRANTED, UPDATED_INPUT};
 use tollgate_protocol::Decision;
 use tollgate_protocol::wire::HookRunWire;
 use tollgate_runtime::grant_refusal;
@@ -86,6 +86,21 @@ pub async fn decide(cx: &Context<'_>) -> Decided {
         notes: Vec::new(),
     };
     if let (Some(args), Some(tool)) = (&outcome.modified_args, &cx.call.tool) {
+        // A hook in Claude Code's shape replaced the whole input (`updatedInput`): the host
+        // gets that input, with what later hooks rewrote patched in, never fields of the
+        // input it sent that the hook left out.
+        let replaced = outcome
+            .side_effects
+            .iter()
+            .rev()
+            .filter(|e| e.effect.kind == UPDATED_INPUT)
+            .find_map(|e| e.effect.detail.get("tool_input").filter(|i| i.is_object()));
+        let replaced = replaced.map(|input| HostTool {
+            input: input.clone(),
+            mapped: map_tool(&tool.name, input),
+            ..tool.clone()
+        });
+        let tool = replaced.as_ref().unwrap_or(tool);
         match reverse::to_host(cx.call.protocol, tool, args, cx.call.cwd()) {
             Ok(input) => decided.verdict.updated_input = Some(input),
             Err(reason) => {

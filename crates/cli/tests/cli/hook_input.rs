@@ -400,3 +400,41 @@ fn regression_a_hook_granted_what_the_permission_gate_asks_a_person_about() {
         "{audit}"
     );
 }
+
+#[test]
+fn regression_the_bridge_put_back_fields_a_hooks_updated_input_left_out() {
+    let folder = Folder::new();
+    let strip = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"echo hi"}}}'"#;
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": strip}]}]}});
+    let settings = folder.write("strip.json", &settings.to_string());
+    let stdin = folder.pre(
+        "Bash",
+        json!({"command": "echo hi", "dangerouslyDisableSandbox": true,
+            "run_in_background": true, "timeout": 2500}),
+    );
+    let output = folder.hook("claude-code", &["--hooks", &settings], &stdin);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    // Claude Code's `updatedInput` replaces the whole input.
+    assert_eq!(
+        specific(&output)["updatedInput"],
+        json!({"command": "echo hi"}),
+        "{}",
+        text(&output)
+    );
+    let rewrite = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"ls","timeout":2500,"description":"new"}}}'"#;
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": rewrite}]}]}});
+    let settings = folder.write("rewrite.json", &settings.to_string());
+    let stdin = folder.pre(
+        "Bash",
+        json!({"command": "echo hi", "description": "old", "run_in_background": true}),
+    );
+    let output = folder.hook("claude-code", &["--hooks", &settings], &stdin);
+    assert_eq!(
+        specific(&output)["updatedInput"],
+        json!({"command": "ls", "timeout": 2500, "description": "new"}),
+        "{}",
+        text(&output)
+    );
+}

@@ -47,6 +47,11 @@ pub const KEEP_WORKING: &str = "keep_working";
 pub const END_SESSION: &str = "end_session";
 /// The side effect that carries a hook's `systemMessage` for the person running the agent.
 pub const SYSTEM_MESSAGE: &str = "system_message";
+/// The side effect that carries a hook's `updatedInput` as it wrote it (`{"tool_input": …}`),
+/// beside the rewrite of tollgate's arguments made from it: Claude Code's `updatedInput`
+/// replaces the whole input, fields tollgate's tools have no place for included, so a host
+/// answered through `tollgate hook` gets it as written.
+pub const UPDATED_INPUT: &str = "claude_updated_input";
 /// The side effect of a `PermissionRequest` hook that answers `behavior: "allow"`: it approves
 /// the call on the human's behalf (`{}`). Without it, a `permission_request` that nobody
 /// denies goes on to ask the human.
@@ -357,7 +362,10 @@ fn json_outcome(
         }
     }
     if let Some(input) = updated_input {
-        extras.rewrite = Some(Rewrite::Args(updated_args(payload, root, input)?));
+        extras.rewrite = Some(Rewrite::Args(updated_args(payload, root, input.clone())?));
+        extras
+            .side_effects
+            .push(SideEffect::new(UPDATED_INPUT, json!({"tool_input": input})));
     }
     if let Some(output) = specific.updated_tool_output {
         if extras.rewrite.is_some() {

@@ -50,9 +50,12 @@ fn pre_tool_use_answers_decide_and_rewrite_in_the_tools_own_fields() {
         Decision::Ask { .. }
     ));
     let rewrite = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls","description":"x","timeout":2000}}}"#;
+    let sent = json!({"command": "ls", "description": "x", "timeout": 2000});
     assert_eq!(
         answer("PreToolUse", &call, 0, rewrite, "").unwrap(),
-        Outcome::allow().with_args(json!({"command": "ls", "timeout_seconds": 2}))
+        Outcome::allow()
+            .with_args(json!({"command": "ls", "timeout_seconds": 2}))
+            .with_side_effect(SideEffect::new(UPDATED_INPUT, json!({"tool_input": sent})))
     );
     // Strictest wins when fields disagree.
     let both = r#"{"decision":"approve","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}"#;
