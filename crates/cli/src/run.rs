@@ -473,6 +473,10 @@ impl TraceSink for Renderer {
                     console.say(&late);
                 }
             }
+            "waiting_for_hooks" => console.say(&format!(
+                "{pad}  ⋯ {tag}waiting: {}",
+                shorten(&field("why"), 200)
+            )),
             "keep_working" => console.say(&format!(
                 "{pad}  ↻ {tag}a hook keeps the session working: {}",
                 shorten(&field("reason"), 300)
@@ -611,12 +615,15 @@ impl TraceSink for Renderer {
             "warning" if field("entry") == "skills" => {
                 console.say(&format!("{pad}⚠ {tag}{}", field("message")));
             }
-            "warning" => console.warn(&format!(
-                "warning: {}: {}: {}",
-                field("file"),
-                field("entry"),
-                field("message")
-            )),
+            "warning" => {
+                // A warning about a hook's answer names no file.
+                let place = [field("file"), field("entry")]
+                    .into_iter()
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": ");
+                console.warn(&format!("warning: {place}: {}", field("message")));
+            }
             _ => {}
         }
     }

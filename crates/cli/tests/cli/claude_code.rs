@@ -455,6 +455,10 @@ fn an_async_rewake_block_wakes_a_session_that_finished_meanwhile() {
     let out = text(&output);
     assert_eq!(output.status.code(), Some(0), "{out}");
     assert!(
+        out.contains("⋯ waiting: asyncRewake hooks still run"),
+        "{out}"
+    );
+    assert!(
         out.contains("↻ a hook keeps the session working: the tests fail"),
         "{out}"
     );

@@ -166,9 +166,21 @@ impl Session<'_> {
     /// What the `asyncRewake` hooks still running say once they ended: the context they left,
     /// when one of them blocked; `None` when none did, or when the session is cancelled first.
     async fn woken(&self) -> Option<String> {
-        tokio::select! {
-            () = self.dispatcher.awaited_idle() => {}
-            () = self.cancel.cancelled() => return None,
+        let idle = self.dispatcher.awaited_idle();
+        let mut idle = std::pin::pin!(idle);
+        let done =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(idle.as_mut().poll(cx).is_ready()))
+                .await;
+        if !done {
+            // Said, so a run that waits up to the hooks' deadlines does not look stuck.
+            self.trace.emit(Step::new(
+                "waiting_for_hooks",
+                json!({"why": "asyncRewake hooks still run; one may wake the session"}),
+            ));
+            tokio::select! {
+                () = idle => {}
+                () = self.cancel.cancelled() => return None,
+            }
         }
         self.deferred.take_wake().map(|context| context.join("\n"))
     }
