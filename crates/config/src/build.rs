@@ -270,6 +270,9 @@ impl<'a> Assembler<'a> {
     }
 
     fn add_spec(&mut self, spec: &HookSpec) -> std::result::Result<(), String> {
+        if let Some(why) = &spec.unreadable {
+            return Err(why.clone());
+        }
         let mut tools = spec.tools.clone();
         let mut contained = None;
         let hook: Arc<dyn Hook> = match &spec.kind {

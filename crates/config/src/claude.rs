@@ -84,8 +84,60 @@ pub(crate) fn parse_group(
     hooks
         .iter()
         .enumerate()
-        .map(|(i, hook)| parse_hook(ctx, &format!("{path}.hooks[{i}]"), hook, &matcher))
+        .map(|(i, hook)| {
+            let at = format!("{path}.hooks[{i}]");
+            parse_hook(ctx, &at, hook, &matcher)
+                .or_else(|skipped| stand_in(ctx, &at, hook, &matcher, skipped))
+        })
         .collect()
+}
+
+/// A hook that asked to fail closed (`onFailure: "block"`, not `async`) but cannot be read
+/// becomes a stand-in that denies every call it would have seen; any other stays skipped.
+fn stand_in(
+    ctx: &EntryCtx<'_>,
+    path: &str,
+    value: &Value,
+    matcher: &Option<String>,
+    skipped: Warning,
+) -> Result<HookSpec, Warning> {
+    let blocks = value
+        .get("onFailure")
+        .is_some_and(|v| v.as_str() != Some("continue"));
+    let detached = ["async", "asyncRewake"]
+        .iter()
+        .any(|k| value.get(*k) == Some(&Value::Bool(true)));
+    if !blocks || detached {
+        return Err(skipped);
+    }
+    let reason = skipped
+        .message
+        .strip_suffix("; the hook is skipped")
+        .unwrap_or(&skipped.message);
+    let suffix = &path[path.find('[').unwrap_or(path.len())..];
+    Ok(HookSpec {
+        sandbox: None,
+        event: ctx.event.clone(),
+        name: ctx.default_name(suffix),
+        kind: SpecKind::Command {
+            line: String::new(),
+        },
+        source: ctx.source,
+        tools: None,
+        priority: 0,
+        timeout: HookTimeout::default(),
+        failure_mode: Some(FailureMode::FailClosed),
+        fire_and_forget: false,
+        file: ctx.file.to_owned(),
+        dir: ctx.dir.clone(),
+        entry: skipped.entry.clone(),
+        dialect: Dialect::ClaudeCode(ClaudeSpec {
+            event_name: hook_event_name(ctx.event, ctx.event_key),
+            matcher: matcher.clone(),
+            ..ClaudeSpec::default()
+        }),
+        unreadable: Some(format!("`{}`: {reason}", skipped.entry)),
+    })
 }
 
 /// Unknown keys become notes and the entry loads, as Claude Code loads an entry whatever keys
@@ -248,6 +300,7 @@ fn parse_hook(
         dir: ctx.dir.clone(),
         entry: path.to_owned(),
         dialect: Dialect::ClaudeCode(claude),
+        unreadable: None,
     })
 }
 

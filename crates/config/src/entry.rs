@@ -111,6 +111,7 @@ pub(crate) fn parse(ctx: &EntryCtx<'_>, path: &str, value: &Value) -> Result<Hoo
         dir: ctx.dir.clone(),
         entry: path.to_owned(),
         dialect: Default::default(),
+        unreadable: None,
     };
     if let Some((at, v)) = field("name") {
         spec.name = fields::text(v).map_err(|e| skip(at, e))?;

@@ -88,6 +88,10 @@ pub struct HookSpec {
     /// Whose conventions the hook follows: tollgate's, or Claude Code's (an entry in Claude
     /// Code's shape), which decides how it matches, what it receives and how its answer reads.
     pub dialect: Dialect,
+    /// Why the entry could not be read, for an entry that asked to fail closed (Claude Code's
+    /// `onFailure: "block"`) and has a malformed field: it is registered only to deny every
+    /// call it would have seen, never skipped (a guard never vanishes by a typo).
+    pub unreadable: Option<String>,
 }
 
 /// Whose conventions a hook follows.

@@ -281,3 +281,49 @@ fn a_fractional_timeout_loads_rounded_up_and_an_async_hook_never_fails_closed() 
         "{warnings}"
     );
 }
+
+#[tokio::test]
+async fn a_guard_that_asked_to_fail_closed_denies_when_a_field_is_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(
+        &path,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [
+            {"type": "command", "command": "exit 0", "timeout": "5", "onFailure": "block"},
+            {"type": "command", "command": "exit 0", "timeout": "5"}]}]}}"#,
+    )
+    .unwrap();
+    let file = HookFile::load(&path, Trust::User).unwrap();
+    // The fail-closed one stays as a stand-in; the other is skipped with a warning.
+    assert_eq!(file.hooks.len(), 1, "{}", lines(&file.warnings));
+    assert!(lines(&file.warnings).contains("hooks[1].timeout"));
+    let classes = ClassTable::builtin();
+    let mut assembler = Assembler::new(&classes, Policy::default());
+    assembler.add_specs(&file.hooks);
+    let assembled = assembler.finish();
+    let warnings = lines(&assembled.warnings);
+    assert!(
+        warnings.contains("hooks[0].timeout") && warnings.contains("denies on every trigger"),
+        "{warnings}"
+    );
+    let dispatcher = Dispatcher::new(assembled.builder.build().unwrap());
+    let call = |tool: &str, input| {
+        Arc::new(Payload::new(
+            PayloadCommon::default(),
+            ToolCall {
+                tool_name: tool.into(),
+                tool_call_id: "c1".into(),
+                tool_input: input,
+            },
+        ))
+    };
+    let write = dispatcher
+        .dispatch(call("write_file", json!({"path": "a", "content": "x"})))
+        .await;
+    assert!(write.decision.is_deny(), "{:?}", write.runs);
+    // It still runs only where its matcher says.
+    let bash = dispatcher
+        .dispatch(call("bash_code_execute_tool", json!({"command": "ls"})))
+        .await;
+    assert!(!bash.decision.is_deny());
+}
