@@ -13,6 +13,18 @@ use tollgate_protocol::{HookSource, Payload, PayloadCommon, ToolCall};
 
 use crate::lines;
 
+/// A `pre_tool_use` payload: `tool` called with `input`.
+fn call(tool: &str, input: serde_json::Value) -> Arc<Payload> {
+    Arc::new(Payload::new(
+        PayloadCommon::default(),
+        ToolCall {
+            tool_name: tool.into(),
+            tool_call_id: "c1".into(),
+            tool_input: input,
+        },
+    ))
+}
+
 #[test]
 fn a_field_strict_yaml_rejects_costs_that_field_not_the_skills_hooks() {
     let text = "---\nname: review\nargument-hint: [file] [mode]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - {type: command, command: ./guard.sh}\n---\n";
@@ -118,16 +130,6 @@ async fn the_assembled_registry_matches_claude_codes_names() {
     let mut assembler = Assembler::new(&classes, Policy::default()).claude_context(context);
     assembler.add_specs(&skill.hooks);
     let dispatcher = Dispatcher::new(assembler.finish().builder.build().unwrap());
-    let call = |tool: &str, input| {
-        Arc::new(Payload::new(
-            PayloadCommon::default(),
-            ToolCall {
-                tool_name: tool.into(),
-                tool_call_id: "c1".into(),
-                tool_input: input,
-            },
-        ))
-    };
     let write = dispatcher
         .dispatch(call("write_file", json!({"path": "a", "content": "x"})))
         .await;
@@ -307,16 +309,6 @@ async fn a_guard_that_asked_to_fail_closed_denies_when_a_field_is_malformed() {
         "{warnings}"
     );
     let dispatcher = Dispatcher::new(assembled.builder.build().unwrap());
-    let call = |tool: &str, input| {
-        Arc::new(Payload::new(
-            PayloadCommon::default(),
-            ToolCall {
-                tool_name: tool.into(),
-                tool_call_id: "c1".into(),
-                tool_input: input,
-            },
-        ))
-    };
     let write = dispatcher
         .dispatch(call("write_file", json!({"path": "a", "content": "x"})))
         .await;
